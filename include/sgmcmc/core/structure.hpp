@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: MIT
+// Compile-time block structures for D (diffusion) and Q (curl): zero, identity, scaled,
+// diagonal, dense and state-dependent blocks, and the products the recipe needs from them.
+#pragma once
+
+#include <type_traits>
+#include <utility>
+
+#include "sgmcmc/core/types.hpp"
+
+namespace sgmcmc {
+
+// ---------------------------------------------------------------------------------------------
+// Evaluated blocks. A structure evaluated at a state gives one of these values; the recipe only
+// ever multiplies them by vectors, so each shape costs exactly what it is.
+
+/// The zero block: contributes nothing and emits no code.
+struct ZeroValue {};
+/// The identity block.
+struct IdentityValue {};
+/// s * I.
+template <class S>
+struct ScalarValue {
+  S s;
+};
+/// diag(v). V is a vector type or a const reference to one.
+template <class V>
+struct DiagonalValue {
+  V v;
+};
+/// A general matrix. M is a matrix type or a const reference to one.
+template <class M>
+struct DenseValue {
+  M m;
+};
+
+/// out += sign * A x for an evaluated block A (sign is +1 or -1, folded at compile time).
+template <int Sign, class Out, class X>
+void add_product(const IdentityValue&, const X& x, Out& out) noexcept {
+  if constexpr (Sign > 0)
+    out += x;
+  else
+    out -= x;
+}
+template <int Sign, class S, class Out, class X>
+void add_product(const ScalarValue<S>& a, const X& x, Out& out) noexcept {
+  if constexpr (Sign > 0)
+    out += a.s * x;
+  else
+    out -= a.s * x;
+}
+template <int Sign, class V, class Out, class X>
+void add_product(const DiagonalValue<V>& a, const X& x, Out& out) noexcept {
+  if constexpr (Sign > 0)
+    out += a.v.cwiseProduct(x);
+  else
+    out -= a.v.cwiseProduct(x);
+}
+template <int Sign, class M, class Out, class X>
+void add_product(const DenseValue<M>& a, const X& x, Out& out) noexcept {
+  if constexpr (Sign > 0)
+    out.noalias() += a.m * x;
+  else
+    out.noalias() -= a.m * x;
+}
+
+/// out += sign * A^T x.
+template <int Sign, class Out, class X>
+void add_transpose_product(const IdentityValue& a, const X& x, Out& out) noexcept {
+  add_product<Sign>(a, x, out);
+}
+template <int Sign, class S, class Out, class X>
+void add_transpose_product(const ScalarValue<S>& a, const X& x, Out& out) noexcept {
+  add_product<Sign>(a, x, out);
+}
+template <int Sign, class V, class Out, class X>
+void add_transpose_product(const DiagonalValue<V>& a, const X& x, Out& out) noexcept {
+  add_product<Sign>(a, x, out);
+}
+template <int Sign, class M, class Out, class X>
+void add_transpose_product(const DenseValue<M>& a, const X& x, Out& out) noexcept {
+  if constexpr (Sign > 0)
+    out.noalias() += a.m.transpose() * x;
+  else
+    out.noalias() -= a.m.transpose() * x;
+}
+
+/// Is every entry of an evaluated block finite?
+inline bool value_finite(const IdentityValue&) noexcept {
+  return true;
+}
+template <class S>
+bool value_finite(const ScalarValue<S>& a) noexcept {
+  return (a.s - a.s) == (a.s - a.s);  // false for NaN and Inf, without <cmath> classification
+}
+template <class V>
+bool value_finite(const DiagonalValue<V>& a) noexcept {
+  return a.v.allFinite();
+}
+template <class M>
+bool value_finite(const DenseValue<M>& a) noexcept {
+  return a.m.allFinite();
+}
+
+/// The diagonal of a diagonal-like block as a vector of size N (identity and scalar expand).
+template <class Scalar, int N>
+Vector<Scalar, N> diagonal_of(const IdentityValue&) noexcept {
+  return Vector<Scalar, N>::Ones();
+}
+template <class Scalar, int N, class S>
+Vector<Scalar, N> diagonal_of(const ScalarValue<S>& a) noexcept {
+  return Vector<Scalar, N>::Constant(Scalar(a.s));
+}
+template <class Scalar, int N, class V>
+Vector<Scalar, N> diagonal_of(const DiagonalValue<V>& a) noexcept {
+  return a.v;
+}
+
+/// Any evaluated block as an R x C matrix (used only on dense paths).
+template <class Scalar, int R, int C>
+Matrix<Scalar, R, C> dense_of(const IdentityValue&) noexcept {
+  return Matrix<Scalar, R, C>::Identity();
+}
+template <class Scalar, int R, int C, class S>
+Matrix<Scalar, R, C> dense_of(const ScalarValue<S>& a) noexcept {
+  return Scalar(a.s) * Matrix<Scalar, R, C>::Identity();
+}
+template <class Scalar, int R, int C, class V>
+Matrix<Scalar, R, C> dense_of(const DiagonalValue<V>& a) noexcept {
+  return a.v.asDiagonal();
+}
+template <class Scalar, int R, int C, class M>
+Matrix<Scalar, R, C> dense_of(const DenseValue<M>& a) noexcept {
+  return a.m;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Structures: what a user places in D or Q. Constant ones hold their parameters; state-dependent
+// ones hold a callable of the state, templated on the scalar type so that the engine can
+// differentiate it (forward-mode AD) to obtain Gamma.
+
+/// Shapes of a state-dependent block's value.
+struct ScalarShape {};    ///< callable returns a scalar s(z): the block is s(z) I
+struct DiagonalShape {};  ///< callable returns a vector v(z): the block is diag(v(z))
+struct DenseShape {};     ///< callable returns a matrix M(z) of the block's size
+
+/// The zero block. Placing it costs nothing at all.
+struct Zero {
+  static constexpr bool is_zero = true;
+  static constexpr bool state_dependent = false;
+  static constexpr bool diagonal_like = true;
+};
+
+/// The identity block.
+struct Identity {
+  static constexpr bool is_zero = false;
+  static constexpr bool state_dependent = false;
+  static constexpr bool diagonal_like = true;
+  template <class Z>
+  IdentityValue eval(const Z&) const noexcept {
+    return {};
+  }
+};
+
+/// s * I with a runtime scalar s.
+template <class Scalar>
+struct Scaled {
+  static constexpr bool is_zero = false;
+  static constexpr bool state_dependent = false;
+  static constexpr bool diagonal_like = true;
+  Scalar value{1};
+  template <class Z>
+  ScalarValue<Scalar> eval(const Z&) const noexcept {
+    return {value};
+  }
+};
+
+/// diag(v) with a runtime vector v.
+template <class Scalar, int N>
+struct Diagonal {
+  static constexpr bool is_zero = false;
+  static constexpr bool state_dependent = false;
+  static constexpr bool diagonal_like = true;
+  Vector<Scalar, N> value = Vector<Scalar, N>::Ones();
+  template <class Z>
+  DiagonalValue<const Vector<Scalar, N>&> eval(const Z&) const noexcept {
+    return {value};
+  }
+};
+
+/// A general R x C block with runtime entries.
+template <class Scalar, int R, int C>
+struct Dense {
+  static constexpr bool is_zero = false;
+  static constexpr bool state_dependent = false;
+  static constexpr bool diagonal_like = false;
+  Matrix<Scalar, R, C> value = Matrix<Scalar, R, C>::Identity();
+  template <class Z>
+  DenseValue<const Matrix<Scalar, R, C>&> eval(const Z&) const noexcept {
+    return {value};
+  }
+};
+
+/// Marker: Gamma of a state-dependent block is computed by forward-mode automatic differentiation.
+struct AutoGamma {};
+
+/// A block that is a function of the state z: fn(z) returns the block's value in the given Shape.
+/// fn must be callable with a State of any scalar type (plain or automatic-differentiation), e.g.
+///   struct InverseMetric { template <class Z> auto operator()(const Z& z) const {...} };
+/// Separable = true promises that entry i of the block depends on each block it is differentiated
+/// against only through that block's entry i (e.g. diag(f(p_i)) or r/d): Gamma then costs one
+/// directional derivative instead of a full Jacobian.
+/// GammaFn = AutoGamma differentiates fn; otherwise GammaFn supplies Gamma analytically:
+///   rows(z): the vector sum_k d A_ik / d z_{Col,k} (size of the block's rows), and for Q pairs
+///   cols(z): the vector sum_k d A_ki / d z_{Row,k} (size of its columns); for D blocks only rows.
+template <class Shape, class Fn, bool Separable = false, class GammaFn = AutoGamma>
+struct StateDependent {
+  static constexpr bool is_zero = false;
+  static constexpr bool state_dependent = true;
+  static constexpr bool diagonal_like = !std::is_same_v<Shape, DenseShape>;
+  static constexpr bool separable = Separable;
+  static constexpr bool auto_gamma = std::is_same_v<GammaFn, AutoGamma>;
+  static_assert(!(Separable && std::is_same_v<Shape, ScalarShape>),
+                "a scalar block s(z) I depends on all of z: it cannot be separable");
+  using ShapeType = Shape;
+  Fn fn{};
+  GammaFn gamma{};
+
+  template <class Z>
+  auto eval(const Z& z) const noexcept {
+    using T = typename Z::Scalar;
+    if constexpr (std::is_same_v<Shape, ScalarShape>) {
+      return ScalarValue<T>{T(fn(z))};
+    } else if constexpr (std::is_same_v<Shape, DiagonalShape>) {
+      using V = std::decay_t<decltype(fn(z).eval())>;
+      return DiagonalValue<V>{fn(z).eval()};
+    } else {
+      using M = std::decay_t<decltype(fn(z).eval())>;
+      return DenseValue<M>{fn(z).eval()};
+    }
+  }
+};
+
+/// Helper for lambdas: state_dependent<DiagonalShape>([](const auto& z) { ... }).
+template <class Shape, bool Separable = false, class Fn>
+constexpr StateDependent<Shape, Fn, Separable> state_dependent(Fn fn) noexcept {
+  return {fn, {}};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Placement of structures in D and Q.
+
+/// D = blockdiag(S_0, S_1, ...): one structure per state block. D is block diagonal by
+/// construction (every named sampler's D is); off-diagonal diffusion is not supported.
+template <class... S>
+struct Diffusion {
+  std::tuple<S...> blocks;
+  static constexpr int count = static_cast<int>(sizeof...(S));
+};
+
+/// One skew-symmetric pair of Q: Q_{Row,Col} = A and Q_{Col,Row} = -A^T, A given by structure S.
+/// E.g. every momentum sampler has SkewPair<Momentum, Position, Identity> (Q = [[0,-I],[I,0]]).
+template <int Row, int Col, class S>
+struct SkewPair {
+  static_assert(Row != Col, "a skew pair joins two different blocks");
+  static constexpr int row = Row;
+  static constexpr int col = Col;
+  using StructureType = S;
+  S a{};
+};
+
+/// Q as a list of skew pairs.
+template <class... Pairs>
+struct Curl {
+  std::tuple<Pairs...> pairs;
+  static constexpr int count = static_cast<int>(sizeof...(Pairs));
+};
+
+}  // namespace sgmcmc

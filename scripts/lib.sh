@@ -1,0 +1,32 @@
+# Shared by scripts/test and scripts/demo: install missing Debian packages, configure, build.
+# shellcheck shell=bash
+
+SGMCMC_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+# Packages the full suite needs (host build, plots, cross toolchains and emulators).
+SGMCMC_PACKAGES=(cmake make g++ libeigen3-dev doctest-dev libbenchmark-dev gnuplot-nox)
+
+# ensure_packages PKG...: apt-get install only those not installed; nothing when all are present.
+ensure_packages() {
+  local missing=()
+  local p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  if [ ${#missing[@]} -eq 0 ]; then
+    return 0
+  fi
+  echo "scripts: installing missing Debian packages: ${missing[*]}" >&2
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+# configure_and_build DIR [cmake args...]: Release build, warnings as errors, 2 jobs.
+configure_and_build() {
+  local dir=$1
+  shift
+  cmake -S "$SGMCMC_ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=Release -DSGMCMC_WERROR=ON "$@" >/dev/null
+  cmake --build "$dir" -j "$(nproc)"
+}
