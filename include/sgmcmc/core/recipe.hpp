@@ -176,7 +176,11 @@ class Recipe {
     check_rng<Rng>();
     if (!status_) return status_;
     NoiseVector zeta;
-    if constexpr (noise_dim > 0) fill_normal(rng, zeta);
+    if constexpr (noise_dim > 0) {
+      fill_normal(rng, zeta);
+    } else {
+      zeta.setZero();  // unused: no diffusive block
+    }
     return step_with_noise(z, model, zeta);
   }
 
