@@ -4,7 +4,8 @@
 SGMCMC_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 # Packages the full suite needs (host build, plots, cross toolchains and emulators).
-SGMCMC_PACKAGES=(cmake make g++ libeigen3-dev doctest-dev libbenchmark-dev gnuplot-nox)
+SGMCMC_PACKAGES=(cmake make g++ libeigen3-dev doctest-dev libbenchmark-dev gnuplot-nox clang
+  libclang-rt-14-dev)
 
 # ensure_packages PKG...: apt-get install only those not installed; nothing when all are present.
 ensure_packages() {

@@ -8,38 +8,13 @@
 #include <limits>
 #include <vector>
 
+#include "local_rng.hpp"
 #include "sgmcmc/core/types.hpp"
 
 namespace sgmcmc_test {
 
-/// splitmix64-seeded xorshift-free generator (xoshiro256**), meets include/sgmcmc/port/rng.hpp.
-struct TinyRng {
-  using result_type = std::uint64_t;
-  static constexpr result_type min() { return 0; }
-  static constexpr result_type max() { return ~result_type(0); }
-  std::uint64_t s[4];
-  explicit TinyRng(std::uint64_t seed) {
-    for (auto& w : s) {
-      seed += 0x9e3779b97f4a7c15ull;
-      std::uint64_t z = seed;
-      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-      z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-      w = z ^ (z >> 31);
-    }
-  }
-  static std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-  result_type operator()() {
-    const std::uint64_t r = rotl(s[1] * 5, 7) * 9;
-    const std::uint64_t t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return r;
-  }
-};
+/// The shared test RNG (xoshiro256**), meets include/sgmcmc/port/rng.hpp.
+using TinyRng = LocalRng;
 
 /// U(θ) = Σ θ_i⁴/4 + ½ θᵀAθ with A = I + 0.3 (ones - I): a non-quadratic, coupled potential.
 template <class Scalar, int Dim>

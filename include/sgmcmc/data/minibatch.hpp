@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: MIT
+// Heap-free minibatch index sampling (epochs of a lazily shuffled permutation) and the model
+// adaptor that turns per-example gradients into the minibatch gradient of U (MATH.md §5.3(b)).
+#pragma once
+
+// Example: Bayesian logistic regression on N rows, a batch of at most 32 rows per step.
+//
+//   struct LogReg {                                  // the user's per-example model
+//     const double* x; const int* y;                 // row-major features, 0/1 labels
+//     template <class S, int D>                      // adds -grad log p(y_i | x_i, theta)
+//     void add_gradient(std::uint32_t i, const sgmcmc::Vector<S, D>& th,
+//                       sgmcmc::Vector<S, D>& acc) const noexcept {
+//       Eigen::Map<const Eigen::Matrix<double, D, 1>> xi(x + std::size_t(i) * D);
+//       const S p = S(1) / (S(1) + std::exp(-xi.template cast<S>().dot(th)));
+//       acc += (p - S(y[i])) * xi.template cast<S>();
+//     }
+//     template <class S, int D>                      // adds -grad log p(theta): N(0, 100 I)
+//     void add_prior_gradient(const sgmcmc::Vector<S, D>& th,
+//                             sgmcmc::Vector<S, D>& acc) const noexcept { acc += th / S(100); }
+//   };
+//
+//   static std::uint32_t order[N];                   // caller-owned, N entries
+//   sgmcmc::MinibatchSampler<32> batches(order, N, 32);
+//   sgmcmc::MinibatchGradient<LogReg, 32> model(LogReg{x, y}, N);
+//   for (...) {
+//     batches.next(rng, model.batch());              // draw this step's rows
+//     sampler.step(z, model, rng);                   // model.gradient(theta, g) uses them
+//   }
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <utility>
+
+#include "sgmcmc/core/types.hpp"
+#include "sgmcmc/port/rng.hpp"
+
+namespace sgmcmc {
+
+/// Uniform integer in [0, bound), bound >= 1, from the top 32 bits of the RNG's 64-bit words,
+/// without modulo bias: Lemire's multiply-shift with rejection (Lemire 2019, "Fast random integer
+/// generation in an interval"). Expected words per draw < 1 + bound / 2^32.
+template <class Rng>
+std::uint32_t uniform_below(Rng& rng, std::uint32_t bound) noexcept {
+  check_rng<Rng>();
+  std::uint64_t m = (rng() >> 32) * std::uint64_t(bound);
+  auto low = static_cast<std::uint32_t>(m);
+  if (low < bound) {
+    const std::uint32_t threshold = (0u - bound) % bound;  // 2^32 mod bound
+    while (low < threshold) {
+      m = (rng() >> 32) * std::uint64_t(bound);
+      low = static_cast<std::uint32_t>(m);
+    }
+  }
+  return static_cast<std::uint32_t>(m >> 32);
+}
+
+/// A minibatch: up to Capacity row indices, distinct, in a fixed-capacity array.
+template <int Capacity>
+struct IndexBatch {
+  static_assert(Capacity >= 1, "sgmcmc: an IndexBatch needs Capacity >= 1");
+  std::array<std::uint32_t, Capacity> index{};  ///< the rows; entries [0, size) are valid
+  std::size_t size = 0;                         ///< number of rows in the batch
+
+  /// Row k of the batch, k < size.
+  std::uint32_t operator[](std::size_t k) const noexcept { return index[k]; }
+  /// Iteration over the valid entries.
+  const std::uint32_t* begin() const noexcept { return index.data(); }
+  const std::uint32_t* end() const noexcept { return index.data() + size; }
+};
+
+/// Draws minibatches of `batch_size` distinct rows out of `n_rows`, epoch after epoch.
+///
+/// The caller owns an index buffer of n_rows entries; the sampler keeps a permutation of
+/// 0..n_rows-1 in it and, for each batch, extends a Fisher-Yates shuffle by batch_size positions
+/// (O(batch_size) time and RNG draws per batch, no heap). Consequences:
+///   * no row appears twice in a batch;
+///   * within one epoch the batches are disjoint; an epoch ends when fewer than batch_size rows
+///     remain unused, so when batch_size divides n_rows every row appears exactly once per epoch,
+///     and otherwise the n_rows mod batch_size left-over rows of each epoch are a uniformly random
+///     set (they are simply not used in that epoch);
+///   * every batch, on its own, is a uniformly random batch_size-subset of all rows, which is
+///     what makes the minibatch gradient unbiased (MATH.md §5.3(b)).
+/// The buffer contents are the sampler's state: do not modify it while the sampler is in use.
+template <int Capacity>
+class MinibatchSampler {
+ public:
+  static_assert(Capacity >= 1, "sgmcmc: MinibatchSampler needs Capacity >= 1");
+  using Batch = IndexBatch<Capacity>;
+
+  /// Takes the caller's buffer `indices` of n_rows entries and fills it with 0..n_rows-1.
+  /// Check valid() afterwards: it fails for a null buffer, n_rows = 0 or >= 2^32, or a
+  /// batch_size outside [1, min(Capacity, n_rows)]; an invalid sampler yields empty batches.
+  MinibatchSampler(std::uint32_t* indices, std::size_t n_rows, std::size_t batch_size) noexcept
+      : indices_(indices), n_rows_(n_rows), batch_size_(batch_size) {
+    valid_ = indices != nullptr && n_rows >= 1 &&
+             n_rows <= std::numeric_limits<std::uint32_t>::max() && batch_size >= 1 &&
+             batch_size <= std::size_t(Capacity) && batch_size <= n_rows;
+    if (valid_) {
+      for (std::size_t i = 0; i < n_rows_; ++i) indices_[i] = static_cast<std::uint32_t>(i);
+    }
+  }
+
+  /// True when the constructor's arguments were usable.
+  bool valid() const noexcept { return valid_; }
+
+  /// Writes the next batch into `out` (out.size = batch_size, or 0 when !valid()).
+  template <class Rng>
+  void next(Rng& rng, Batch& out) noexcept {
+    check_rng<Rng>();
+    out.size = 0;
+    if (!valid_) return;
+    if (position_ + batch_size_ > n_rows_) {  // too few unused rows left: new epoch
+      position_ = 0;
+      ++epoch_;
+    }
+    for (std::size_t k = 0; k < batch_size_; ++k) {
+      const std::size_t i = position_ + k;
+      const std::size_t j = i + uniform_below(rng, static_cast<std::uint32_t>(n_rows_ - i));
+      std::swap(indices_[i], indices_[j]);
+      out.index[k] = indices_[i];
+    }
+    out.size = batch_size_;
+    position_ += batch_size_;
+  }
+
+  /// The next batch, returned by value.
+  template <class Rng>
+  Batch next(Rng& rng) noexcept {
+    Batch b;
+    next(rng, b);
+    return b;
+  }
+
+  /// N / n, the factor that makes a batch sum an unbiased estimate of the full sum.
+  template <class Scalar>
+  Scalar scale() const noexcept {
+    return Scalar(n_rows_) / Scalar(batch_size_);
+  }
+
+  /// Number of rows N.
+  std::size_t rows() const noexcept { return n_rows_; }
+  /// Batch size n.
+  std::size_t batch_size() const noexcept { return batch_size_; }
+  /// Number of completed epochs (starts at 0; counts up when a batch starts a new epoch).
+  std::uint64_t epoch() const noexcept { return epoch_; }
+
+ private:
+  std::uint32_t* indices_;
+  std::size_t n_rows_;
+  std::size_t batch_size_;
+  std::size_t position_ = 0;
+  std::uint64_t epoch_ = 0;
+  bool valid_ = false;
+};
+
+/// The minibatch gradient of U (MATH.md §5.3(b)) from a per-example model:
+///   grad U~(theta) = (N / n) * sum_{i in batch} (-grad log p(x_i | theta)) - grad log p(theta).
+/// PerExample must provide, for the Scalar and D in use,
+///   void add_gradient(std::uint32_t i, const Vector<Scalar, D>& theta, Vector<Scalar, D>& acc)
+///       const noexcept;                      // acc += -grad log p(x_i | theta)
+///   void add_prior_gradient(const Vector<Scalar, D>& theta, Vector<Scalar, D>& acc)
+///       const noexcept;                      // acc += -grad log p(theta)
+/// An empty batch has no unbiased estimate: `out` is then filled with quiet NaN, which a
+/// sampler's non-finite-gradient check rejects (leaving its state unchanged).
+template <class PerExample, int Capacity, class Scalar, int D>
+void minibatch_gradient(const PerExample& model, const IndexBatch<Capacity>& batch,
+                        std::size_t n_rows, const Vector<Scalar, D>& theta,
+                        Vector<Scalar, D>& out) noexcept {
+  if (batch.size == 0) {
+    out.setConstant(std::numeric_limits<Scalar>::quiet_NaN());
+    return;
+  }
+  out.setZero();
+  for (const std::uint32_t i : batch) model.add_gradient(i, theta, out);
+  out *= Scalar(n_rows) / Scalar(batch.size);
+  model.add_prior_gradient(theta, out);
+}
+
+/// Model adaptor: holds the per-example model, N and the current batch, and offers the
+/// `gradient(theta, out)` every sampler calls. Fill batch() (e.g. with MinibatchSampler::next)
+/// before each step; all gradient calls of that step then use the same rows.
+template <class PerExample, int Capacity>
+class MinibatchGradient {
+ public:
+  /// Wraps `model` (copied) for a data set of n_rows rows.
+  MinibatchGradient(const PerExample& model, std::size_t n_rows) noexcept
+      : model_(model), n_rows_(n_rows) {}
+
+  /// The batch the next gradient calls use.
+  IndexBatch<Capacity>& batch() noexcept { return batch_; }
+  const IndexBatch<Capacity>& batch() const noexcept { return batch_; }
+
+  /// The wrapped per-example model.
+  const PerExample& model() const noexcept { return model_; }
+  /// Number of rows N.
+  std::size_t rows() const noexcept { return n_rows_; }
+
+  /// out = grad U~(theta) on the current batch (see minibatch_gradient).
+  template <class Scalar, int D>
+  void gradient(const Vector<Scalar, D>& theta, Vector<Scalar, D>& out) const noexcept {
+    minibatch_gradient(model_, batch_, n_rows_, theta, out);
+  }
+
+ private:
+  PerExample model_;
+  std::size_t n_rows_;
+  IndexBatch<Capacity> batch_;
+};
+
+}  // namespace sgmcmc
