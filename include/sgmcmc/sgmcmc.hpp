@@ -3,6 +3,7 @@
 #pragma once
 
 #include "sgmcmc/core/kinetic.hpp"
+#include "sgmcmc/core/kinetic_mg.hpp"
 #include "sgmcmc/core/layout.hpp"
 #include "sgmcmc/core/model.hpp"
 #include "sgmcmc/core/noise.hpp"
@@ -13,7 +14,10 @@
 #include "sgmcmc/port/clock.hpp"
 #include "sgmcmc/port/rng.hpp"
 #include "sgmcmc/samplers/hmc.hpp"
+#include "sgmcmc/samplers/nuts.hpp"
 #include "sgmcmc/samplers/sgd.hpp"
 #include "sgmcmc/samplers/sghmc.hpp"
+#include "sgmcmc/samplers/sghmc_learned.hpp"
 #include "sgmcmc/samplers/sgld.hpp"
+#include "sgmcmc/samplers/sgmgt.hpp"
 #include "sgmcmc/samplers/sgnht.hpp"
