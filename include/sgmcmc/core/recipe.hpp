@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 // The complete recipe (MATH.md §1.2) as a compile-time engine: a sampler is a Layout, an Energy
 // (H's non-position terms), D and Q block structures and an integrator; this class turns them
-// into an allocation-free step z' = z + h(-(D+Q)∇H̃ + Γ) + N(0, h(2D - hB̂)).
+// into an allocation-free step z' = z + h(-(D+Q)∇H̃ + Γ) + N(0, h(2D - hB̂)). Every structure is
+// evaluated with a context (structure.hpp: ModelContext inside a step, NoContext outside), so that
+// state-dependent blocks may also depend on the model, e.g. on the minibatch potential value.
 #pragma once
 
 #include <cmath>
@@ -29,9 +31,11 @@ namespace sgmcmc {
 struct ExplicitEuler {};
 
 /// Blocks updated in the given order, each from the newest values of the blocks before it.
-/// Sweep<Momentum, Position> is kick–drift SGHMC; Sweep<Momentum, Position, Thermostat> SGNHT.
-/// The model gradient is evaluated once per step, at θ_t; every other ∇H block, D, Q and Γ at the
-/// sweep's current state.
+/// Sweep<Momentum, Position> is kick–drift SGHMC; Sweep<Position, Momentum> drift–kick;
+/// Sweep<Momentum, Position, Thermostat> SGNHT. Every ∇H block, D, Q and Γ is evaluated at the
+/// sweep's current state. The model gradient is evaluated only where a block's row needs it
+/// (D_θθ ≠ 0, or a skew pair joining the block to the position), at the current position: once
+/// per step unless a block that needs it follows a position update that itself needed it.
 template <int... Order>
 struct Sweep {};
 
@@ -76,6 +80,12 @@ struct NoP {
   static constexpr bool state_dependent = false;
   static constexpr bool diagonal_like = true;
 };
+
+/// True for state-dependent structures whose Γ is declared zero (structure.hpp, ZeroGamma).
+template <class S, class = void>
+struct IsZeroGamma : std::false_type {};
+template <class S>
+struct IsZeroGamma<S, std::enable_if_t<S::zero_gamma>> : std::true_type {};
 
 }  // namespace detail
 
@@ -191,21 +201,36 @@ class Recipe {
     check_gradient_model<Model, Scalar, dim>();
     if (!status_) return status_;
     PositionVector g;
-    model.gradient(z.position(), g);
-    if (!g.allFinite()) return StatusCode::NonFiniteGradient;
     StateType next = z;
+    const ModelContext<Model, Scalar, dim> ctx{model, g};
     Status st;
     if constexpr (std::is_same_v<Integrator_, ExplicitEuler>) {
+      model.gradient(z.position(), g);
+      if (!g.allFinite()) return StatusCode::NonFiniteGradient;
       detail::static_for<blocks>([&](auto b) {
-        if (st) st = update_block<b>(z, g, zeta, next);
+        if (st) st = update_block<b>(z, g, zeta, ctx, next);
       });
     } else {
       using Order = typename detail::IntegratorOrder<Integrator_>::type;
       static_assert(detail::is_permutation(blocks, Order{}),
                     "a Sweep must list every block exactly once");
+      // g is evaluated lazily at the current position and goes stale when the position moves.
+      bool fresh = false;
       detail::static_for_each(
           [&](auto b) {
-            if (st) st = update_block<b>(next, g, zeta, next);
+            if (!st) return;
+            if constexpr (uses_gradient<b>()) {
+              if (!fresh) {
+                model.gradient(next.position(), g);
+                if (!g.allFinite()) {
+                  st = StatusCode::NonFiniteGradient;
+                  return;
+                }
+                fresh = true;
+              }
+            }
+            st = update_block<b>(next, g, zeta, ctx, next);
+            if constexpr (b == Position) fresh = false;
           },
           Order{});
     }
@@ -222,17 +247,32 @@ class Recipe {
     PositionVector g;
     model.gradient(z.position(), g);
     if (!g.allFinite()) return StatusCode::NonFiniteGradient;
+    const ModelContext<Model, Scalar, dim> ctx{model, g};
     Status st;
     detail::static_for<blocks>([&](auto b) {
-      if (st) st = row_drift<b>(z, g, f.template block<b>());
+      if (st) st = row_drift<b>(z, g, ctx, f.template block<b>());
     });
     return st;
   }
 
-  /// Γ(z) alone (zero where every block is constant).
+  /// Γ(z) alone (zero where every block is constant), for structures that do not need the model.
   StateType gamma(const StateType& z) const noexcept {
     StateType out;
-    detail::static_for<blocks>([&](auto b) { add_gamma<b>(z, out.template block<b>()); });
+    const NoContext ctx;
+    detail::static_for<blocks>([&](auto b) { add_gamma<b>(z, ctx, out.template block<b>()); });
+    return out;
+  }
+
+  /// Γ(z) with the model in the context (its gradient evaluated at z), for structures that read
+  /// the model (structure.hpp, ModelContext).
+  template <class Model>
+  StateType gamma(const StateType& z, const Model& model) const noexcept {
+    check_gradient_model<Model, Scalar, dim>();
+    PositionVector g;
+    model.gradient(z.position(), g);
+    const ModelContext<Model, Scalar, dim> ctx{model, g};
+    StateType out;
+    detail::static_for<blocks>([&](auto b) { add_gamma<b>(z, ctx, out.template block<b>()); });
     return out;
   }
 
@@ -259,20 +299,47 @@ class Recipe {
     return value_finite(value);
   }
 
+  /// Does row B of -(D+Q)∇H read ∇_θH, the model gradient? (D_θθ ≠ 0 for the position, or a
+  /// non-zero skew pair joining B and the position.)
+  template <int B>
+  static constexpr bool uses_gradient() {
+    bool uses = B == Position && !DBlock<Position>::is_zero;
+    detail::static_for<Curl_::count>([&](auto i) {
+      using P = QPair<i>;
+      if (!P::StructureType::is_zero &&
+          ((P::row == B && P::col == Position) || (P::col == B && P::row == Position))) {
+        uses = true;
+      }
+    });
+    return uses;
+  }
+
+  /// Does row B involve a state-dependent block (so that Γ_B may be non-zero)?
+  template <int B>
+  static constexpr bool row_state_dependent() {
+    bool dep = DBlock<B>::state_dependent;
+    detail::static_for<Curl_::count>([&](auto i) {
+      using P = QPair<i>;
+      if (P::StructureType::state_dependent && (P::row == B || P::col == B)) dep = true;
+    });
+    return dep;
+  }
+
   /// out = f_B(z), row block B of -(D+Q)∇H + Γ.
-  template <int B, class Out>
-  Status row_drift(const StateType& z, const PositionVector& g, Out&& out) const noexcept {
+  template <int B, class Ctx, class Out>
+  Status row_drift(const StateType& z, const PositionVector& g, const Ctx& ctx,
+                   Out&& out) const noexcept {
     out.setZero();
     bool ok = true;
     if constexpr (!DBlock<B>::is_zero) {
-      const auto dv = std::get<B>(d_.blocks).eval(z);
+      const auto dv = std::get<B>(d_.blocks).eval(z, ctx);
       if constexpr (DBlock<B>::state_dependent) ok = ok && eval_ok(dv);
       add_product<-1>(dv, grad_h<B>(z, g), out);
     }
     detail::static_for<Curl_::count>([&](auto i) {
       using P = QPair<i>;
       if constexpr (!P::StructureType::is_zero && (P::row == B || P::col == B)) {
-        const auto av = std::get<i>(q_.pairs).a.eval(z);
+        const auto av = std::get<i>(q_.pairs).a.eval(z, ctx);
         if constexpr (P::StructureType::state_dependent) ok = ok && eval_ok(av);
         if constexpr (P::row == B) {
           add_product<-1>(av, grad_h<P::col>(z, g), out);  // -Q_{B,col} ∇H_col, Q_{B,col} = A
@@ -282,8 +349,15 @@ class Recipe {
       }
     });
     if (!ok) return StatusCode::NonFiniteMetric;
-    if constexpr (!cold) add_gamma<B>(z, out);
-    if (!out.allFinite()) return StatusCode::NonFiniteMetric;
+    if constexpr (!cold && row_state_dependent<B>()) {
+      Vector<Scalar, Layout_::block_size(B)> gamma_b =
+          Vector<Scalar, Layout_::block_size(B)>::Zero();
+      add_gamma<B>(z, ctx, gamma_b);
+      if (!gamma_b.allFinite()) return StatusCode::NonFiniteMetric;
+      out += gamma_b;
+    }
+    // Finite blocks with a non-finite product: the state or gradient overflowed.
+    if (!out.allFinite()) return StatusCode::NonFiniteState;
     return StatusCode::Ok;
   }
 
@@ -316,19 +390,24 @@ class Recipe {
 
   /// out += sign * (divergence of structure s): Sign = +1 gives Σ_k ∂A_ik/∂z_{J,k} (rows),
   /// Sign = -1 with Transposed gives -Σ_k ∂A_ki/∂z_{J,k} (the -Aᵀ block of a skew pair).
-  template <int J, bool Transposed, class S, class Out>
-  void add_divergence(const S& s, const StateType& z, Out& out) const noexcept {
-    if constexpr (!S::auto_gamma) {
+  /// A ZeroGamma block (structure.hpp) adds nothing and emits no code.
+  template <int J, bool Transposed, class S, class Ctx, class Out>
+  void add_divergence(const S& s, const StateType& z, const Ctx& ctx, Out& out) const noexcept {
+    if constexpr (detail::IsZeroGamma<S>::value) {
+      static_cast<void>(s);
+      static_cast<void>(z);
+      static_cast<void>(ctx);
+    } else if constexpr (!S::auto_gamma) {
       if constexpr (Transposed) {
-        out -= s.gamma.cols(z);
+        out -= detail::call_gamma_cols(s.gamma, z, ctx);
       } else {
-        out += s.gamma.rows(z);
+        out += detail::call_gamma_rows(s.gamma, z, ctx);
       }
     } else {
       constexpr bool sep = S::separable;
       constexpr int K = sep ? 1 : Layout_::block_size(J);
       const auto zad = seed<J, K>(z);
-      const auto v = s.eval(zad);
+      const auto v = s.eval(zad, ctx);
       const Scalar sign = Transposed ? Scalar(-1) : Scalar(1);
       if constexpr (std::is_same_v<typename S::ShapeType, ScalarShape>) {
         static_assert(std::decay_t<Out>::RowsAtCompileTime == K,
@@ -353,16 +432,20 @@ class Recipe {
   }
 
   /// out += Γ_B(z) = Σ_j ∂(D+Q)_{B,j}/∂z_j over the state-dependent blocks touching row B.
-  template <int B, class Out>
-  void add_gamma(const StateType& z, Out& out) const noexcept {
+  template <int B, class Ctx, class Out>
+  void add_gamma(const StateType& z, const Ctx& ctx, Out& out) const noexcept {
     if constexpr (DBlock<B>::state_dependent) {
-      add_divergence<B, false>(std::get<B>(d_.blocks), z, out);
+      add_divergence<B, false>(std::get<B>(d_.blocks), z, ctx, out);
     }
     detail::static_for<Curl_::count>([&](auto i) {
       using P = QPair<i>;
       if constexpr (P::StructureType::state_dependent) {
-        if constexpr (P::row == B) add_divergence<P::col, false>(std::get<i>(q_.pairs).a, z, out);
-        if constexpr (P::col == B) add_divergence<P::row, true>(std::get<i>(q_.pairs).a, z, out);
+        if constexpr (P::row == B) {
+          add_divergence<P::col, false>(std::get<i>(q_.pairs).a, z, ctx, out);
+        }
+        if constexpr (P::col == B) {
+          add_divergence<P::row, true>(std::get<i>(q_.pairs).a, z, ctx, out);
+        }
       }
     });
   }
@@ -424,30 +507,30 @@ class Recipe {
   using Factors = typename FactorTuple<std::make_integer_sequence<int, blocks>>::type;
 
   /// Evaluates P_B at z (as a value), for B̂_B = P V̂ Pᵀ.
-  template <int B>
-  auto p_value(const StateType& z) const noexcept {
+  template <int B, class Ctx>
+  auto p_value(const StateType& z, const Ctx& ctx) const noexcept {
     if constexpr (B == 0) {
-      return std::get<0>(d_.blocks).eval(z);
+      return std::get<0>(d_.blocks).eval(z, ctx);
     } else {
-      return std::get<PInfo<B>::pair>(q_.pairs).a.eval(z);
+      return std::get<PInfo<B>::pair>(q_.pairs).a.eval(z, ctx);
     }
   }
 
   /// The noise factor of diffusive block B at z: σ with Σ = diag(σ²), or lower L with Σ = LLᵀ,
   /// where Σ = h(2 D_BB - h B̂_BB).
-  template <int B>
-  Status compute_factor(const StateType& z, Factor<B>& out) const noexcept {
+  template <int B, class Ctx>
+  Status compute_factor(const StateType& z, const Ctx& ctx, Factor<B>& out) const noexcept {
     constexpr int n = Layout_::block_size(B);
     using PS = typename PInfo<B>::Structure;
     const bool correct = !PS::is_zero && has_vhat_;
-    const auto dv = std::get<B>(d_.blocks).eval(z);
+    const auto dv = std::get<B>(d_.blocks).eval(z, ctx);
     if (!value_finite(dv)) return StatusCode::NonFiniteMetric;
     if constexpr (diag_noise<B>()) {
       BlockVector<B> var = Scalar(2) * diagonal_of<Scalar, n>(dv);
       if constexpr (!PS::is_zero) {
         static_assert(n == dim, "a diagonal P_B needs block B the size of the position");
         if (correct) {
-          const auto pv = p_value<B>(z);
+          const auto pv = p_value<B>(z, ctx);
           if (!value_finite(pv)) return StatusCode::NonFiniteMetric;
           var -= h_ * diagonal_of<Scalar, n>(pv).cwiseAbs2().cwiseProduct(vhat_);
         }
@@ -460,7 +543,7 @@ class Recipe {
       Matrix<Scalar, n, n> sigma = Scalar(2) * dense_of<Scalar, n, n>(dv);
       if constexpr (!PS::is_zero) {
         if (correct) {
-          const auto pv = p_value<B>(z);
+          const auto pv = p_value<B>(z, ctx);
           if (!value_finite(pv)) return StatusCode::NonFiniteMetric;
           Matrix<Scalar, n, dim> pm;
           if constexpr (PInfo<B>::transposed) {
@@ -493,11 +576,11 @@ class Recipe {
 
   /// next_B = (from_B) + h f_B(from) + noise_B(from). For explicit Euler from = z_t and
   /// next = a copy of z_t; for a sweep from and next are the same state.
-  template <int B>
+  template <int B, class Ctx>
   Status update_block(const StateType& from, const PositionVector& g, const NoiseVector& zeta,
-                      StateType& next) const noexcept {
+                      const Ctx& ctx, StateType& next) const noexcept {
     BlockVector<B> f;
-    if (Status st = row_drift<B>(from, g, f); !st) return st;
+    if (Status st = row_drift<B>(from, g, ctx, f); !st) return st;
     auto& nb = next.template block<B>();
     if constexpr (diffusive<B>()) {
       if constexpr (constant_noise<B>()) {
@@ -505,7 +588,7 @@ class Recipe {
         add_noise<B>(std::get<B>(factors_), zeta, nb);
       } else {
         Factor<B> factor;
-        if (Status st = compute_factor<B>(from, factor); !st) return st;
+        if (Status st = compute_factor<B>(from, ctx, factor); !st) return st;
         nb += h_ * f;
         add_noise<B>(factor, zeta, nb);
       }
@@ -536,8 +619,11 @@ class Recipe {
     }
     const StateType origin;  // constant blocks ignore the state
     detail::static_for<blocks>([&](auto b) {
+      // State-dependent blocks compute their factor per step; zeroing the stored one keeps
+      // copies of the sampler free of uninitialised reads.
+      if constexpr (diffusive<b>() && !constant_noise<b>()) std::get<b>(factors_).setZero();
       if constexpr (diffusive<b>() && constant_noise<b>()) {
-        if (status_) status_ = compute_factor<b>(origin, std::get<b>(factors_));
+        if (status_) status_ = compute_factor<b>(origin, NoContext{}, std::get<b>(factors_));
       }
     });
     return status_;

@@ -11,6 +11,81 @@
 namespace sgmcmc {
 
 // ---------------------------------------------------------------------------------------------
+// Context. State-dependent callables may need more than the state: the gSGRHMC metric
+// G⁻¹ = D√|Ũ(θ) + C| needs the model's minibatch potential value (MATH.md §5.1). The engine
+// therefore hands every structure evaluation a context as well as the state.
+
+/// The context outside a step (validation, Recipe::gamma(z)): there is no model.
+struct NoContext {};
+
+/// The context inside a step: the model the step was called with, and the minibatch gradient
+/// g = ∇Ũ(θ_t) the step uses (evaluated once, at the step's starting position θ_t).
+/// A callable taking (z, ctx) may read ctx.model (e.g. a potential templated on the scalar, so
+/// that Γ by automatic differentiation sees its dependence on θ) and, in an analytic Γ,
+/// ctx.gradient. ctx.gradient is a plain constant: automatic differentiation does not see through
+/// it, so a block callable differentiated by the engine must not read it.
+template <class Model, class Scalar, int Dim>
+struct ModelContext {
+  const Model& model;
+  const Vector<Scalar, Dim>& gradient;
+};
+
+namespace detail {
+template <class Fn, class Z, class = void>
+struct TakesStateOnly : std::false_type {};
+template <class Fn, class Z>
+struct TakesStateOnly<Fn, Z,
+                      std::void_t<decltype(std::declval<const Fn&>()(std::declval<const Z&>()))>>
+    : std::true_type {};
+
+/// fn(z) when fn takes the state alone (every structure written before contexts existed), else
+/// fn(z, ctx).
+template <class Fn, class Z, class Ctx>
+decltype(auto) call_block(const Fn& fn, const Z& z, const Ctx& ctx) noexcept {
+  if constexpr (TakesStateOnly<Fn, Z>::value) {
+    static_cast<void>(ctx);
+    return fn(z);
+  } else {
+    return fn(z, ctx);
+  }
+}
+
+template <class G, class Z, class = void>
+struct RowsTakeStateOnly : std::false_type {};
+template <class G, class Z>
+struct RowsTakeStateOnly<
+    G, Z, std::void_t<decltype(std::declval<const G&>().rows(std::declval<const Z&>()))>>
+    : std::true_type {};
+template <class G, class Z, class = void>
+struct ColsTakeStateOnly : std::false_type {};
+template <class G, class Z>
+struct ColsTakeStateOnly<
+    G, Z, std::void_t<decltype(std::declval<const G&>().cols(std::declval<const Z&>()))>>
+    : std::true_type {};
+
+/// gamma.rows(z) or gamma.rows(z, ctx), whichever the analytic Γ provides.
+template <class G, class Z, class Ctx>
+decltype(auto) call_gamma_rows(const G& gamma, const Z& z, const Ctx& ctx) noexcept {
+  if constexpr (RowsTakeStateOnly<G, Z>::value) {
+    static_cast<void>(ctx);
+    return gamma.rows(z);
+  } else {
+    return gamma.rows(z, ctx);
+  }
+}
+/// gamma.cols(z) or gamma.cols(z, ctx).
+template <class G, class Z, class Ctx>
+decltype(auto) call_gamma_cols(const G& gamma, const Z& z, const Ctx& ctx) noexcept {
+  if constexpr (ColsTakeStateOnly<G, Z>::value) {
+    static_cast<void>(ctx);
+    return gamma.cols(z);
+  } else {
+    return gamma.cols(z, ctx);
+  }
+}
+}  // namespace detail
+
+// ---------------------------------------------------------------------------------------------
 // Evaluated blocks. A structure evaluated at a state gives one of these values; the recipe only
 // ever multiplies them by vectors, so each shape costs exactly what it is.
 
@@ -156,8 +231,8 @@ struct Identity {
   static constexpr bool is_zero = false;
   static constexpr bool state_dependent = false;
   static constexpr bool diagonal_like = true;
-  template <class Z>
-  IdentityValue eval(const Z&) const noexcept {
+  template <class Z, class Ctx = NoContext>
+  IdentityValue eval(const Z&, const Ctx& = Ctx{}) const noexcept {
     return {};
   }
 };
@@ -169,8 +244,8 @@ struct Scaled {
   static constexpr bool state_dependent = false;
   static constexpr bool diagonal_like = true;
   Scalar value{1};
-  template <class Z>
-  ScalarValue<Scalar> eval(const Z&) const noexcept {
+  template <class Z, class Ctx = NoContext>
+  ScalarValue<Scalar> eval(const Z&, const Ctx& = Ctx{}) const noexcept {
     return {value};
   }
 };
@@ -182,8 +257,8 @@ struct Diagonal {
   static constexpr bool state_dependent = false;
   static constexpr bool diagonal_like = true;
   Vector<Scalar, N> value = Vector<Scalar, N>::Ones();
-  template <class Z>
-  DiagonalValue<const Vector<Scalar, N>&> eval(const Z&) const noexcept {
+  template <class Z, class Ctx = NoContext>
+  DiagonalValue<const Vector<Scalar, N>&> eval(const Z&, const Ctx& = Ctx{}) const noexcept {
     return {value};
   }
 };
@@ -195,8 +270,8 @@ struct Dense {
   static constexpr bool state_dependent = false;
   static constexpr bool diagonal_like = false;
   Matrix<Scalar, R, C> value = Matrix<Scalar, R, C>::Identity();
-  template <class Z>
-  DenseValue<const Matrix<Scalar, R, C>&> eval(const Z&) const noexcept {
+  template <class Z, class Ctx = NoContext>
+  DenseValue<const Matrix<Scalar, R, C>&> eval(const Z&, const Ctx& = Ctx{}) const noexcept {
     return {value};
   }
 };
@@ -204,15 +279,25 @@ struct Dense {
 /// Marker: Gamma of a state-dependent block is computed by forward-mode automatic differentiation.
 struct AutoGamma {};
 
+/// Marker: the block contributes nothing to Gamma, because it does not depend on the blocks it is
+/// differentiated against (e.g. SGRHMC's D_rr = G⁻¹(θ), differentiated against r). Placed on a
+/// block that does depend on them it drops a correction: that is how the negative controls of
+/// samplers/naive.hpp are built, and nothing else should do it.
+struct ZeroGamma {};
+
 /// A block that is a function of the state z: fn(z) returns the block's value in the given Shape.
 /// fn must be callable with a State of any scalar type (plain or automatic-differentiation), e.g.
 ///   struct InverseMetric { template <class Z> auto operator()(const Z& z) const {...} };
+/// A callable that needs the model takes (z, ctx) instead, ctx a ModelContext inside a step and
+/// NoContext outside one (see ModelContext); fn(z) is preferred when both would compile.
 /// Separable = true promises that entry i of the block depends on each block it is differentiated
 /// against only through that block's entry i (e.g. diag(f(p_i)) or r/d): Gamma then costs one
 /// directional derivative instead of a full Jacobian.
-/// GammaFn = AutoGamma differentiates fn; otherwise GammaFn supplies Gamma analytically:
+/// GammaFn = AutoGamma differentiates fn; ZeroGamma declares the block's Gamma zero; otherwise
+/// GammaFn supplies Gamma analytically:
 ///   rows(z): the vector sum_k d A_ik / d z_{Col,k} (size of the block's rows), and for Q pairs
 ///   cols(z): the vector sum_k d A_ki / d z_{Row,k} (size of its columns); for D blocks only rows.
+///   Either may instead take (z, ctx), like fn.
 template <class Shape, class Fn, bool Separable = false, class GammaFn = AutoGamma>
 struct StateDependent {
   static constexpr bool is_zero = false;
@@ -220,23 +305,24 @@ struct StateDependent {
   static constexpr bool diagonal_like = !std::is_same_v<Shape, DenseShape>;
   static constexpr bool separable = Separable;
   static constexpr bool auto_gamma = std::is_same_v<GammaFn, AutoGamma>;
+  static constexpr bool zero_gamma = std::is_same_v<GammaFn, ZeroGamma>;
   static_assert(!(Separable && std::is_same_v<Shape, ScalarShape>),
                 "a scalar block s(z) I depends on all of z: it cannot be separable");
   using ShapeType = Shape;
   Fn fn{};
   GammaFn gamma{};
 
-  template <class Z>
-  auto eval(const Z& z) const noexcept {
+  template <class Z, class Ctx = NoContext>
+  auto eval(const Z& z, const Ctx& ctx = Ctx{}) const noexcept {
     using T = typename Z::Scalar;
     if constexpr (std::is_same_v<Shape, ScalarShape>) {
-      return ScalarValue<T>{T(fn(z))};
+      return ScalarValue<T>{T(detail::call_block(fn, z, ctx))};
     } else if constexpr (std::is_same_v<Shape, DiagonalShape>) {
-      using V = std::decay_t<decltype(fn(z).eval())>;
-      return DiagonalValue<V>{fn(z).eval()};
+      using V = std::decay_t<decltype(detail::call_block(fn, z, ctx).eval())>;
+      return DiagonalValue<V>{detail::call_block(fn, z, ctx).eval()};
     } else {
-      using M = std::decay_t<decltype(fn(z).eval())>;
-      return DenseValue<M>{fn(z).eval()};
+      using M = std::decay_t<decltype(detail::call_block(fn, z, ctx).eval())>;
+      return DenseValue<M>{detail::call_block(fn, z, ctx).eval()};
     }
   }
 };
