@@ -315,14 +315,23 @@ struct StateDependent {
   template <class Z, class Ctx = NoContext>
   auto eval(const Z& z, const Ctx& ctx = Ctx{}) const noexcept {
     using T = typename Z::Scalar;
+    using R = std::decay_t<decltype(detail::call_block(fn, z, ctx))>;
+    // An `auto` return of an Eigen or AutoDiff expression would refer to the callable's
+    // destroyed temporaries (silently wrong derivatives): require concrete value types.
     if constexpr (std::is_same_v<Shape, ScalarShape>) {
+      static_assert(std::is_same_v<R, T> || std::is_arithmetic_v<R>,
+                    "sgmcmc: a ScalarShape callable must return the state's scalar type "
+                    "(typename Z::Scalar), not `auto`: AutoDiff expressions dangle");
       return ScalarValue<T>{T(detail::call_block(fn, z, ctx))};
-    } else if constexpr (std::is_same_v<Shape, DiagonalShape>) {
-      using V = std::decay_t<decltype(detail::call_block(fn, z, ctx).eval())>;
-      return DiagonalValue<V>{detail::call_block(fn, z, ctx).eval()};
     } else {
-      using M = std::decay_t<decltype(detail::call_block(fn, z, ctx).eval())>;
-      return DenseValue<M>{detail::call_block(fn, z, ctx).eval()};
+      static_assert(std::is_base_of_v<Eigen::PlainObjectBase<R>, R>,
+                    "sgmcmc: a DiagonalShape or DenseShape callable must return a concrete "
+                    "Eigen vector or matrix (Vector<T, n>, Matrix<T, r, c>), not an expression");
+      if constexpr (std::is_same_v<Shape, DiagonalShape>) {
+        return DiagonalValue<R>{detail::call_block(fn, z, ctx)};
+      } else {
+        return DenseValue<R>{detail::call_block(fn, z, ctx)};
+      }
     }
   }
 };

@@ -12,7 +12,7 @@ namespace detail {
 template <int Dim>
 struct MomentumOverDim {
   template <class Z>
-  auto operator()(const Z& z) const noexcept {
+  Vector<typename Z::Scalar, Dim> operator()(const Z& z) const noexcept {
     using T = typename Z::Scalar;
     return z.momentum() * T(1.0 / Dim);
   }
