@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: MIT
+// Bayesian logistic regression over caller-owned row-major data (MATH.md §3.7): a heap-free
+// per-example model for MinibatchGradient, and the full-data potential and gradient for HMC/NUTS.
+#pragma once
+
+// Model (MATH.md §3.7, the library protocol): y_i ~ Bernoulli(σ(x_iᵀβ)), β ~ N(0, s² I), s = 10.
+//   U(β) = Σ_i [log(1 + e^{η_i}) − y_i η_i] + ‖β‖² / (2 s²),   η_i = x_iᵀβ   (constants dropped)
+//   ∇U(β) = Σ_i (σ(η_i) − y_i) x_i + β / s²
+// log(1 + e^η) is evaluated as max(η, 0) + log1p(e^{−|η|}) and σ(η) from e^{−|η|}, so no
+// intermediate overflows for any finite η. The data are not copied: the caller keeps x (rows × Dim,
+// row-major, the intercept column included) and y (rows labels, 0 or 1) alive and unchanged.
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include <Eigen/Core>
+
+#include "sgmcmc/core/types.hpp"
+
+namespace sgmcmc {
+
+/// log(1 + e^x) without overflow or cancellation: max(x, 0) + log1p(e^{−|x|}).
+template <class Scalar>
+Scalar softplus(Scalar x) noexcept {
+  using std::abs;
+  using std::exp;
+  using std::log1p;
+  return (x > Scalar(0) ? x : Scalar(0)) + log1p(exp(-abs(x)));
+}
+
+/// σ(x) = 1 / (1 + e^{−x}), from e^{−|x|} ∈ (0, 1] so that it never overflows.
+template <class Scalar>
+Scalar sigmoid(Scalar x) noexcept {
+  using std::abs;
+  using std::exp;
+  const Scalar e = exp(-abs(x));
+  return x >= Scalar(0) ? Scalar(1) / (Scalar(1) + e) : e / (Scalar(1) + e);
+}
+
+/// Bayesian logistic regression with prior β ~ N(0, prior_sd² I) on Dim coefficients.
+///
+/// As a per-example model (data/minibatch.hpp, MinibatchGradient) it adds −∇log p(y_i | x_i, β)
+/// and −∇log p(β); as a full-data model it offers gradient() and potential() of U over all rows
+/// (HMC, NUTS). Label is the caller's label type (any arithmetic type holding 0 or 1).
+/// Class invariant: valid() iff x and y are not null, rows >= 1 and prior_sd is finite and > 0;
+/// an invalid model's full-data results are NaN (which the samplers reject).
+template <class Scalar, int Dim, class Label = int>
+class LogisticRegression {
+ public:
+  static_assert(Dim > 0, "Dim must be positive");
+  static_assert(std::is_floating_point_v<Scalar>, "Scalar must be float or double");
+  using Vec = Vector<Scalar, Dim>;
+  /// One row of the design matrix, viewed in place.
+  using RowMap = Eigen::Map<const Vec, Eigen::Unaligned>;
+
+  /// @param[in] x        rows × Dim features, row-major (row i starts at x + i·Dim)
+  /// @param[in] y        rows labels, 0 or 1
+  /// @param[in] rows     number of examples N
+  /// @param[in] prior_sd s of the prior N(0, s² I) (MATH.md §3.7: 10)
+  LogisticRegression(const Scalar* x, const Label* y, std::size_t rows,
+                     Scalar prior_sd = Scalar(10)) noexcept
+      : x_(x), y_(y), rows_(rows), prior_precision_(Scalar(1) / (prior_sd * prior_sd)) {
+    valid_ = x != nullptr && y != nullptr && rows >= 1 && prior_sd > Scalar(0) &&
+             std::isfinite(prior_sd) && std::isfinite(prior_precision_);
+  }
+
+  /// See the class invariant.
+  bool valid() const noexcept { return valid_; }
+  /// Number of examples N.
+  std::size_t rows() const noexcept { return rows_; }
+  /// 1 / s², the prior precision.
+  Scalar prior_precision() const noexcept { return prior_precision_; }
+
+  /// Row i of the design matrix (i < rows()).
+  RowMap row(std::size_t i) const noexcept { return RowMap(x_ + i * std::size_t(Dim)); }
+  /// Label of row i as a Scalar (0 or 1).
+  Scalar label(std::size_t i) const noexcept { return Scalar(y_[i]); }
+  /// η_i = x_iᵀβ.
+  Scalar linear(std::size_t i, const Vec& beta) const noexcept { return row(i).dot(beta); }
+  /// Predictive probability P(y_i = 1 | x_i, β) = σ(η_i).
+  Scalar probability(std::size_t i, const Vec& beta) const noexcept {
+    return sigmoid(linear(i, beta));
+  }
+
+  /// −log p(y_i | x_i, β) = log(1 + e^{η_i}) − y_i η_i.
+  Scalar example_potential(std::size_t i, const Vec& beta) const noexcept {
+    const Scalar eta = linear(i, beta);
+    return softplus(eta) - label(i) * eta;
+  }
+  /// acc += −∇log p(y_i | x_i, β) = (σ(η_i) − y_i) x_i (the MinibatchGradient per-example hook).
+  void add_gradient(std::uint32_t i, const Vec& beta, Vec& acc) const noexcept {
+    const RowMap xi = row(i);
+    acc += (sigmoid(xi.dot(beta)) - label(i)) * xi;
+  }
+  /// −log p(β) = ‖β‖² / (2 s²) (normalising constant dropped).
+  Scalar prior_potential(const Vec& beta) const noexcept {
+    return Scalar(0.5) * prior_precision_ * beta.squaredNorm();
+  }
+  /// acc += −∇log p(β) = β / s² (the MinibatchGradient prior hook).
+  void add_prior_gradient(const Vec& beta, Vec& acc) const noexcept {
+    acc += prior_precision_ * beta;
+  }
+
+  /// Full-data U(β) and ∇U(β) in one pass over the rows; returns U, writes grad.
+  Scalar potential_and_gradient(const Vec& beta, Vec& grad) const noexcept {
+    if (!valid_) {
+      grad.setConstant(nan());
+      return nan();
+    }
+    grad = prior_precision_ * beta;
+    Scalar u = prior_potential(beta);
+    for (std::size_t i = 0; i < rows_; ++i) {
+      const RowMap xi = row(i);
+      const Scalar eta = xi.dot(beta);
+      const Scalar yi = label(i);
+      u += softplus(eta) - yi * eta;
+      grad += (sigmoid(eta) - yi) * xi;
+    }
+    return u;
+  }
+  /// Full-data gradient ∇U(β) (the sampler model concept, core/model.hpp).
+  void gradient(const Vec& beta, Vec& grad) const noexcept {
+    if (!valid_) {
+      grad.setConstant(nan());
+      return;
+    }
+    grad = prior_precision_ * beta;
+    for (std::size_t i = 0; i < rows_; ++i) add_gradient(static_cast<std::uint32_t>(i), beta, grad);
+  }
+  /// Full-data potential U(β) (for HMC's and NUTS's Metropolis / multinomial weights).
+  Scalar potential(const Vec& beta) const noexcept {
+    if (!valid_) return nan();
+    Scalar u = prior_potential(beta);
+    for (std::size_t i = 0; i < rows_; ++i) u += example_potential(i, beta);
+    return u;
+  }
+
+ private:
+  static Scalar nan() noexcept { return std::numeric_limits<Scalar>::quiet_NaN(); }
+
+  const Scalar* x_;
+  const Label* y_;
+  std::size_t rows_;
+  Scalar prior_precision_;
+  bool valid_ = false;
+};
+
+}  // namespace sgmcmc

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: MIT
+// The logistic-regression model (include/sgmcmc/models/logistic.hpp): stable softplus and sigmoid,
+// gradient against finite differences of the potential, the per-example/full-data identities, and
+// the minibatch gradient's unbiasedness (statistical, Monte Carlo tolerance, negative control).
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "fixtures.hpp"
+#include "local_rng.hpp"
+#include "sgmcmc/data/minibatch.hpp"
+#include "sgmcmc/models/logistic.hpp"
+
+using sgmcmc::Vector;
+using sgmcmc_test::LocalRng;
+using sgmcmc_test::SyntheticLR;
+
+TEST_CASE("softplus and sigmoid are exact where they can be and never overflow") {
+  for (double x : {-800.0, -40.0, -1.0, 0.0, 1e-3, 2.5, 40.0, 800.0}) {
+    const double sp = sgmcmc::softplus(x);
+    const double sg = sgmcmc::sigmoid(x);
+    CHECK(std::isfinite(sp));
+    CHECK(std::isfinite(sg));
+    CHECK(sg >= 0.0);
+    CHECK(sg <= 1.0);
+    // log(1 + e^x) - log(1 + e^-x) = x, and σ(x) + σ(-x) = 1.
+    CHECK(sp - sgmcmc::softplus(-x) == doctest::Approx(x).epsilon(1e-12));
+    CHECK(sg + sgmcmc::sigmoid(-x) == doctest::Approx(1.0).epsilon(1e-15));
+    if (std::abs(x) < 30) {
+      CHECK(sp == doctest::Approx(std::log1p(std::exp(x))).epsilon(1e-14));
+      CHECK(sg == doctest::Approx(1.0 / (1.0 + std::exp(-x))).epsilon(1e-14));
+    }
+  }
+  CHECK(sgmcmc::softplus(800.0) == 800.0);
+  CHECK(sgmcmc::softplus(-800.0) == 0.0);
+  CHECK(sgmcmc::softplus(800.0f) == 800.0f);
+  CHECK(std::isfinite(sgmcmc::sigmoid(-800.0f)));
+}
+
+TEST_CASE("the gradient equals central finite differences of the potential (double and float)") {
+  constexpr int D = 6;
+  const SyntheticLR<D> data(50, 11);
+  const auto model = data.model();
+  REQUIRE(model.valid());
+  LocalRng rng(3);
+  for (int trial = 0; trial < 5; ++trial) {
+    Vector<double, D> theta;
+    sgmcmc::fill_normal_portable(rng, theta);
+    theta *= 2.0;  // includes large |η|, where the stable forms matter
+    Vector<double, D> g;
+    model.gradient(theta, g);
+    for (int j = 0; j < D; ++j) {
+      const double step = 1e-5;
+      Vector<double, D> up = theta, down = theta;
+      up[j] += step;
+      down[j] -= step;
+      const double fd = (model.potential(up) - model.potential(down)) / (2 * step);
+      // Central differences: truncation O(step² U''') plus rounding O(eps U / step).
+      CHECK(g[j] == doctest::Approx(fd).epsilon(1e-6).scale(1.0));
+    }
+    Vector<double, D> g2;
+    const double u = model.potential_and_gradient(theta, g2);
+    CHECK(u == doctest::Approx(model.potential(theta)).epsilon(1e-14));
+    CHECK((g2 - g).cwiseAbs().maxCoeff() <= 1e-12 * (1.0 + g.cwiseAbs().maxCoeff()));
+  }
+  // Float model on float data: the same check with a float-sized step and tolerance.
+  std::vector<float> xf(data.x.begin(), data.x.end());
+  const sgmcmc::LogisticRegression<float, D> mf(xf.data(), data.y.data(), data.rows);
+  Vector<float, D> theta = Vector<float, D>::Constant(0.3f);
+  theta[0] = -0.5f;
+  Vector<float, D> gf;
+  mf.gradient(theta, gf);
+  for (int j = 0; j < D; ++j) {
+    Vector<double, D> up = theta.cast<double>(), down = theta.cast<double>();
+    up[j] += 1e-5;
+    down[j] -= 1e-5;
+    const double fd = (model.potential(up) - model.potential(down)) / 2e-5;
+    CHECK(double(gf[j]) == doctest::Approx(fd).epsilon(1e-4).scale(1.0));
+  }
+}
+
+TEST_CASE("negative control: finite differences catch a gradient with a wrong prior term") {
+  // The same check on a gradient whose prior term is off by a factor 2 (θ/s² → 2θ/s²) must fail:
+  // the difference θ_j/s² with θ_j = 5, s = 1 is 5, far above the tolerance.
+  constexpr int D = 3;
+  const SyntheticLR<D> data(30, 5);
+  const auto model = data.model(1.0);
+  Vector<double, D> theta = Vector<double, D>::Constant(5.0);
+  Vector<double, D> g;
+  model.gradient(theta, g);
+  g += theta / 1.0;  // the wrong prior term
+  int failures = 0;
+  for (int j = 0; j < D; ++j) {
+    Vector<double, D> up = theta, down = theta;
+    up[j] += 1e-5;
+    down[j] -= 1e-5;
+    const double fd = (model.potential(up) - model.potential(down)) / 2e-5;
+    failures += std::abs(g[j] - fd) > 1e-6 * (1.0 + std::abs(fd)) ? 1 : 0;
+  }
+  CHECK(failures == D);
+}
+
+TEST_CASE("full data = sum of per-example terms + prior; invalid data gives NaN") {
+  constexpr int D = 4;
+  const SyntheticLR<D> data(20, 2);
+  const auto model = data.model(3.0);
+  Vector<double, D> theta(0.2, -0.4, 1.0, 0.5);
+  Vector<double, D> sum = Vector<double, D>::Zero();
+  double u = model.prior_potential(theta);
+  for (std::uint32_t i = 0; i < data.rows; ++i) {
+    model.add_gradient(i, theta, sum);
+    u += model.example_potential(i, theta);
+    CHECK(model.probability(i, theta) == doctest::Approx(sgmcmc::sigmoid(model.linear(i, theta))));
+  }
+  model.add_prior_gradient(theta, sum);
+  Vector<double, D> g;
+  model.gradient(theta, g);
+  CHECK((g - sum).cwiseAbs().maxCoeff() < 1e-12);
+  CHECK(model.potential(theta) == doctest::Approx(u).epsilon(1e-14));
+  CHECK(model.prior_precision() == doctest::Approx(1.0 / 9.0));
+
+  const sgmcmc::LogisticRegression<double, D> bad(nullptr, data.y.data(), data.rows);
+  CHECK_FALSE(bad.valid());
+  bad.gradient(theta, g);
+  CHECK_FALSE(g.allFinite());
+  CHECK(std::isnan(bad.potential(theta)));
+  CHECK_FALSE(sgmcmc::LogisticRegression<double, D>(data.x.data(), data.y.data(), 0).valid());
+  CHECK_FALSE(sgmcmc::LogisticRegression<double, D>(data.x.data(), data.y.data(), 5, 0.0).valid());
+}
+
+TEST_CASE("the LR minibatch gradient is unbiased (Monte Carlo tolerance, negative control)") {
+  // N = 40 rows, batches of n = 8 without replacement, K = 20000 batches at a fixed θ. The mean of
+  // K minibatch gradients has standard error sqrt(V_j / K), V the exact covariance (MATH.md
+  // §5.3(b), from all 40 per-example gradients); every coordinate must lie within 4.5 SE of the
+  // full gradient (two-sided p ≈ 7e-6 per coordinate, 5 coordinates, fixed seed).
+  // Negative control: the N/(n − 1) scaling (a plausible off-by-one) multiplies the likelihood
+  // part by 8/7; at θ = 0 that is a bias of |Σ a_i|/7 per coordinate, several SE.
+  constexpr int D = 5;
+  constexpr int kCap = 16;
+  const SyntheticLR<D> data(40, 7);
+  const auto model = data.model();
+  const std::size_t n = 8;
+  const Vector<double, D> theta = Vector<double, D>::Zero();
+  const auto exact = sgmcmc_test::exact_moments(data, theta, n);
+
+  std::vector<std::uint32_t> order(data.rows);
+  sgmcmc::MinibatchSampler<kCap> batches(order.data(), data.rows, n);
+  sgmcmc::MinibatchGradient<sgmcmc::LogisticRegression<double, D>, kCap> adaptor(model, data.rows);
+  LocalRng rng(2024);
+  const int k = 20000;
+  Vector<double, D> sum = Vector<double, D>::Zero();
+  Vector<double, D> g;
+  for (int t = 0; t < k; ++t) {
+    batches.next(rng, adaptor.batch());
+    adaptor.gradient(theta, g);
+    sum += g;
+  }
+  const Vector<double, D> mean = sum / double(k);
+  const Vector<double, D> se = (exact.variance / double(k)).cwiseSqrt();
+  const Vector<double, D> prior = theta / 100.0;
+  int control_failures = 0;
+  for (int j = 0; j < D; ++j) {
+    INFO("coordinate ", j, ": mean ", mean[j], ", full ", exact.full[j], ", SE ", se[j]);
+    CHECK(std::abs(mean[j] - exact.full[j]) < 4.5 * se[j]);
+    const double wrong = (mean[j] - prior[j]) * double(n) / double(n - 1) + prior[j];
+    control_failures += std::abs(wrong - exact.full[j]) >= 4.5 * se[j] ? 1 : 0;
+  }
+  CHECK(control_failures >= 1);
+}
