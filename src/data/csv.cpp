@@ -282,6 +282,13 @@ PrepResult ripley_cubic(Dataset& d) {
     const double z1 = d.at(i, 0);
     const double z2 = d.at(i, 1);
     const double row[6] = {z1, z2, z1 * z1, z2 * z2, z1 * z1 * z1, z2 * z2 * z2};
+    for (double v : row) {
+      if (!std::isfinite(v)) {  // found by the fuzzer: |z| > 5.6e102 overflows the cube
+        r.error = "ripley_cubic: row " + std::to_string(i + 1) +
+                  ": a cubed feature overflows (standardise the columns first)";
+        return r;
+      }
+    }
     x.insert(x.end(), row, row + 6);
   }
   const std::string a = d.header[0];

@@ -288,3 +288,15 @@ TEST_CASE("splitmix64 matches its published reference values and below() is in r
     for (int i = 0; i < 100; ++i) CHECK(h.below(bound) < bound);
   }
 }
+
+TEST_CASE("ripley_cubic refuses a feature whose cube overflows and changes nothing") {
+  // Found by the fuzzer: 6.4e134 is a valid double, its cube is not.
+  auto r = sgmcmc::data::parse_csv("a,b,y\n1,6.4e134,1\n2,1,0\n", "huge.csv");
+  REQUIRE(r.ok);
+  const std::vector<double> before = r.data.x;
+  const auto c = sgmcmc::data::ripley_cubic(r.data);
+  CHECK_FALSE(c.ok);
+  CHECK(c.error.find("overflows") != std::string::npos);
+  CHECK(r.data.x == before);
+  CHECK(r.data.cols == 2);
+}
