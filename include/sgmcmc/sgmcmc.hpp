@@ -14,6 +14,7 @@
 #include "sgmcmc/port/clock.hpp"
 #include "sgmcmc/port/rng.hpp"
 #include "sgmcmc/samplers/hmc.hpp"
+#include "sgmcmc/samplers/naive.hpp"
 #include "sgmcmc/samplers/nuts.hpp"
 #include "sgmcmc/samplers/sgd.hpp"
 #include "sgmcmc/samplers/sghmc.hpp"
@@ -21,3 +22,5 @@
 #include "sgmcmc/samplers/sgld.hpp"
 #include "sgmcmc/samplers/sgmgt.hpp"
 #include "sgmcmc/samplers/sgnht.hpp"
+#include "sgmcmc/samplers/sgrhmc.hpp"
+#include "sgmcmc/samplers/sgrld.hpp"
