@@ -111,7 +111,7 @@ class MinibatchSampler {
     check_rng<Rng>();
     out.size = 0;
     if (!valid_) return;
-    if (position_ + batch_size_ > n_rows_) {  // too few unused rows left: new epoch
+    if (position_ + batch_size_ > n_rows_) {  // too few unused rows left: next epoch
       position_ = 0;
       ++epoch_;
     }

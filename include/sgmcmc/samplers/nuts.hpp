@@ -180,7 +180,7 @@ class NUTS {
     for (int depth = 0; depth < MaxDepth; ++depth) {
       const bool forward = uniform_open01<Scalar>(rng) < Scalar(0.5);
       Point& edge = forward ? right : left;
-      const PositionVector near_r = edge.r;                     // old end next to the new subtree
+      const PositionVector near_r = edge.r;                     // old end next to the added subtree
       const PositionVector far_r = forward ? left.r : right.r;  // old end at the other side
       Subtree sub;
       build(edge, depth, forward ? p_.step_size : -p_.step_size, h0, model, rng, sub);
