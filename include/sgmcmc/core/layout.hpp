@@ -4,6 +4,7 @@
 
 #include <array>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 #include "sgmcmc/core/types.hpp"
@@ -125,7 +126,13 @@ class State {
   }
   template <int... B>
   bool finite(std::integer_sequence<int, B...>) const noexcept {
-    return (std::get<B>(blocks_).allFinite() && ...);
+    if constexpr (std::is_floating_point_v<Scalar>) {
+      detail::BitsOf<Scalar> acc = 0;  // one vectorised test over every block (types.hpp)
+      (detail::accumulate_nonfinite(std::get<B>(blocks_), acc), ...);
+      return detail::finite_bits(acc);
+    } else {
+      return (std::get<B>(blocks_).allFinite() && ...);
+    }
   }
 
   typename detail::BlockTuple<Scalar, Layout_, std::make_integer_sequence<int, blocks>>::type

@@ -64,7 +64,7 @@ class HMC {
     StateType w = z;
     PositionVector g;
     model.gradient(w.position(), g);
-    if (!g.allFinite()) return StatusCode::NonFiniteGradient;
+    if (!detail::all_finite(g)) return StatusCode::NonFiniteGradient;
     if (!integrate(w, g, model)) return StatusCode::NonFiniteGradient;
     z = w;
     return StatusCode::Ok;
@@ -77,10 +77,10 @@ class HMC {
     check_gradient_model<Model, Scalar, Dim>();
     check_rng<Rng>();
     if (!status_) return status_;
-    if (!z.position().allFinite()) return StatusCode::NonFiniteState;
+    if (!detail::all_finite(z.position())) return StatusCode::NonFiniteState;
     PositionVector g;
     model.gradient(z.position(), g);
-    if (!g.allFinite()) return StatusCode::NonFiniteGradient;
+    if (!detail::all_finite(g)) return StatusCode::NonFiniteGradient;
     Scalar u0(0);
     if (p_.metropolis) {
       check_potential_model<Model, Scalar, Dim>();
@@ -125,7 +125,7 @@ class HMC {
       w.momentum() -= half * g;
       w.position() += (h * inv_m) * w.momentum();
       model.gradient(w.position(), g);
-      if (!g.allFinite()) return false;
+      if (!detail::all_finite(g)) return false;
       w.momentum() -= half * g;
     }
     return w.all_finite();

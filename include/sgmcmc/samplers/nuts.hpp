@@ -157,11 +157,11 @@ class NUTS {
     check_potential_model<Model, Scalar, Dim>();
     check_rng<Rng>();
     if (!status_) return status_;
-    if (!z.position().allFinite()) return StatusCode::NonFiniteState;
+    if (!detail::all_finite(z.position())) return StatusCode::NonFiniteState;
     Point left;
     left.theta = z.position();
     model.gradient(left.theta, left.g);
-    if (!left.g.allFinite()) return StatusCode::NonFiniteGradient;
+    if (!detail::all_finite(left.g)) return StatusCode::NonFiniteGradient;
     left.u = Scalar(model.potential(left.theta));
     if (!std::isfinite(left.u)) return StatusCode::NonFinitePotential;
     kinetic_.sample(rng, left.r);
@@ -256,10 +256,10 @@ class NUTS {
     p.r -= (eps / Scalar(2)) * p.g;
     p.theta += (eps / kinetic_.mass) * p.r;
     model.gradient(p.theta, p.g);
-    if (!p.g.allFinite()) return false;
+    if (!detail::all_finite(p.g)) return false;
     p.u = Scalar(model.potential(p.theta));
     p.r -= (eps / Scalar(2)) * p.g;
-    return std::isfinite(p.u) && p.r.allFinite() && p.theta.allFinite();
+    return std::isfinite(p.u) && detail::all_finite(p.r) && detail::all_finite(p.theta);
   }
 
   /// Grows 2^depth leaves from edge (moved to the new end) and fills out.
