@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cli.hpp"
 #include "common/density_grid.hpp"
 #include "common/gnuplot.hpp"
 #include "common/histogram.hpp"
@@ -61,60 +62,19 @@ struct Options {
 
 /// Parses argv; returns 0 to run, 1 after --help, 2 on a bad argument (message printed).
 int parse(int argc, char** argv, Options& o) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&](const char* name) -> const char* {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "sgmcmc_demo: %s needs a value\n\n%s", name, kUsage);
-        return nullptr;
-      }
-      return argv[++i];
-    };
-    if (a == "--help" || a == "-h") {
-      std::fputs(kUsage, stdout);
-      return 1;
-    } else if (a == "--quick") {
+  sgmcmc::common::Args args(argc, argv, "sgmcmc_demo", kUsage);
+  while (args.next()) {
+    if (args.is("--quick")) {
       o.quick = true;
-    } else if (a == "--no-plots") {
+    } else if (args.is("--no-plots")) {
       o.plots = false;
-    } else if (a == "--out") {
-      const char* v = value("--out");
-      if (!v) return 2;
-      o.out = v;
-    } else if (a == "--seed") {
-      const char* v = value("--seed");
-      if (!v) return 2;
-      char* end = nullptr;
-      errno = 0;
-      o.seed = std::strtoull(v, &end, 10);
-      if (errno != 0 || end == v || *end != '\0' || v[0] == '-') {
-        std::fprintf(stderr, "sgmcmc_demo: --seed needs a non-negative integer, got '%s'\n", v);
-        return 2;
-      }
-    } else if (a == "--step-scale") {
-      const char* v = value("--step-scale");
-      if (!v) return 2;
-      char* end = nullptr;
-      o.step_scale = std::strtod(v, &end);
-      if (end == v || *end != '\0' || !std::isfinite(o.step_scale)) {
-        std::fprintf(stderr, "sgmcmc_demo: --step-scale needs a number, got '%s'\n", v);
-        return 2;
-      }
-    } else if (a == "--gradient-noise") {
-      const char* v = value("--gradient-noise");
-      if (!v) return 2;
-      char* end = nullptr;
-      o.gradient_noise = std::strtod(v, &end);
-      if (end == v || *end != '\0' || !std::isfinite(o.gradient_noise) || o.gradient_noise < 0) {
-        std::fprintf(stderr, "sgmcmc_demo: --gradient-noise needs a number >= 0, got '%s'\n", v);
-        return 2;
-      }
-    } else {
-      std::fprintf(stderr, "sgmcmc_demo: unknown argument '%s'\n\n%s", a.c_str(), kUsage);
-      return 2;
+    } else if (!args.text("--out", o.out) && !args.count("--seed", o.seed) &&
+               !args.number("--step-scale", o.step_scale) &&
+               !args.number("--gradient-noise", o.gradient_noise, 0.0)) {
+      args.unknown();
     }
   }
-  return 0;
+  return args.status();
 }
 
 /// One colour per table row (row 0: exact i.i.d.), shared by every figure.

@@ -10,9 +10,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <string>
 #include <vector>
 
+#include "common/cli.hpp"
 #include "common/gnuplot.hpp"
 #include "common/table.hpp"
 #include "experiments/logreg_core.hpp"
@@ -69,13 +71,6 @@ struct Options {
   double alpha = 0.0;
 };
 
-bool parse_count(const char* v, std::uint64_t& out) {
-  char* end = nullptr;
-  errno = 0;
-  out = std::strtoull(v, &end, 10);
-  return errno == 0 && end != v && *end == '\0' && v[0] != '-';
-}
-
 std::vector<std::string> split_list(const std::string& s) {
   std::vector<std::string> out;
   std::size_t start = 0;
@@ -89,72 +84,37 @@ std::vector<std::string> split_list(const std::string& s) {
 
 /// Parses argv; 0 to run, 1 after --help, 2 on a bad argument (message printed).
 int parse(int argc, char** argv, Options& o) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&](const char* name) -> const char* {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "sgmcmc_logreg: %s needs a value\n\n%s", name, kUsage);
-        return nullptr;
-      }
-      return argv[++i];
-    };
-    std::uint64_t n = 0;
-    if (a == "--help" || a == "-h") {
-      std::fputs(kUsage, stdout);
-      return 1;
-    } else if (a == "--quick") {
+  sgmcmc::common::Args args(argc, argv, "sgmcmc_logreg", kUsage);
+  std::uint64_t n = 0;
+  std::string list;
+  const double positive = std::numeric_limits<double>::min();
+  while (args.next()) {
+    if (args.is("--quick")) {
       o.quick = true;
-    } else if (a == "--no-plots") {
+    } else if (args.is("--no-plots")) {
       o.plots = false;
-    } else if (a == "--from-zero") {
+    } else if (args.is("--from-zero")) {
       o.from_zero = true;
-    } else if (a == "--data" || a == "--out" || a == "--datasets" || a == "--methods") {
-      const char* v = value(a.c_str());
-      if (!v) return 2;
-      if (a == "--data") o.data = v;
-      if (a == "--out") o.out = v;
-      if (a == "--methods") o.methods = v;
-      if (a == "--datasets") {
-        o.datasets = split_list(v);
-        for (const auto& d : o.datasets) {
-          bool known = false;
-          for (const auto& k : lr::dataset_names()) known = known || k == d;
-          if (!known) {
-            std::fprintf(stderr, "sgmcmc_logreg: unknown data set '%s'\n", d.c_str());
-            return 2;
-          }
-        }
+    } else if (args.text("--datasets", list)) {
+      o.datasets = split_list(list);
+      for (const auto& d : o.datasets) {
+        bool known = false;
+        for (const auto& k : lr::dataset_names()) known = known || k == d;
+        if (!known) args.fail("unknown data set '" + d + "'");
       }
-    } else if (a == "--rho" || a == "--alpha") {
-      const char* v = value(a.c_str());
-      if (!v) return 2;
-      char* end = nullptr;
-      const double x = std::strtod(v, &end);
-      if (end == v || *end != '\0' || !std::isfinite(x) || !(x > 0)) {
-        std::fprintf(stderr, "sgmcmc_logreg: %s needs a positive number, got '%s'\n", a.c_str(), v);
-        return 2;
-      }
-      (a == "--rho" ? o.rho : o.alpha) = x;
-    } else if (a == "--splits" || a == "--steps" || a == "--seed") {
-      const char* v = value(a.c_str());
-      if (!v) return 2;
-      if (!parse_count(v, n) || (a != "--seed" && n == 0)) {
-        std::fprintf(stderr, "sgmcmc_logreg: %s needs a %s integer, got '%s'\n", a.c_str(),
-                     a == "--seed" ? "non-negative" : "positive", v);
-        return 2;
-      }
-      if (a == "--splits") o.splits = std::size_t(n);
-      if (a == "--steps") o.steps = std::size_t(n);
-      if (a == "--seed") {
-        o.seed = n;
-        o.seed_set = true;
-      }
-    } else {
-      std::fprintf(stderr, "sgmcmc_logreg: unknown argument '%s'\n\n%s", a.c_str(), kUsage);
-      return 2;
+    } else if (args.count("--splits", n, 1)) {
+      o.splits = std::size_t(n);
+    } else if (args.count("--steps", n, 1)) {
+      o.steps = std::size_t(n);
+    } else if (args.count("--seed", o.seed)) {
+      o.seed_set = true;
+    } else if (!args.text("--data", o.data) && !args.text("--out", o.out) &&
+               !args.text("--methods", o.methods) && !args.number("--rho", o.rho, positive) &&
+               !args.number("--alpha", o.alpha, positive)) {
+      args.unknown();
     }
   }
-  return 0;
+  return args.status();
 }
 
 /// A one-line progress bar on stderr, drawn only when stderr is a terminal.

@@ -10,9 +10,11 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
+#include "common/cli.hpp"
 #include "common/gnuplot.hpp"
 #include "common/histogram.hpp"
 #include "common/plots.hpp"
@@ -240,66 +242,30 @@ double sd_of(const std::vector<ChainResult>& c, double ChainResult::*f) {
   return c.size() > 1 ? std::sqrt(s / double(c.size() - 1)) : 0.0;
 }
 
-bool parse(int argc, char** argv, Options& o, bool& help) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&](const char* name) -> const char* {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "sgmcmc_multiwell: %s needs a value\n", name);
-        return nullptr;
-      }
-      return argv[++i];
-    };
-    auto number = [&](const char* name, double lo_bound, double& out) {
-      const char* v = value(name);
-      if (!v) return false;
-      char* end = nullptr;
-      out = std::strtod(v, &end);
-      if (end == v || *end != '\0' || !(out >= lo_bound) || !std::isfinite(out)) {
-        std::fprintf(stderr, "sgmcmc_multiwell: bad value for %s: %s\n", name, v);
-        return false;
-      }
-      return true;
-    };
-    double x = 0.0;
-    if (a == "--help" || a == "-h") {
-      help = true;
-    } else if (a == "--out") {
-      const char* v = value("--out");
-      if (!v) return false;
-      o.out = v;
-    } else if (a == "--steps") {
-      if (!number("--steps", 1000, x)) return false;
-      o.steps = static_cast<long>(x);
-    } else if (a == "--chains") {
-      if (!number("--chains", 1, x)) return false;
-      o.chains = static_cast<int>(x);
-    } else if (a == "--step-size") {
-      if (!number("--step-size", 1e-12, x)) return false;
-      o.h = x;
-    } else if (a == "--noise") {
-      if (!number("--noise", 0, x)) return false;
-      o.noise = x;
-    } else if (a == "--resample") {
-      if (!number("--resample", 0, x)) return false;
-      o.resample = static_cast<int>(x);
-    } else if (a == "--seed") {
-      if (!number("--seed", 0, x)) return false;
-      o.seed = static_cast<std::uint64_t>(x);
-    } else if (a == "--c-seed") {
-      if (!number("--c-seed", 0, x)) return false;
-      o.c_seed = static_cast<std::uint64_t>(x);
-    } else if (a == "--quick") {
+/// 0: run, 1: --help printed, 2: bad argument (message printed).
+int parse(int argc, char** argv, Options& o) {
+  sgmcmc::common::Args args(argc, argv, "sgmcmc_multiwell", kUsage);
+  std::uint64_t n = 0;
+  while (args.next()) {
+    if (args.is("--quick")) {
       o.steps = 200000;
       o.chains = 2;
-    } else if (a == "--no-plots") {
+    } else if (args.is("--no-plots")) {
       o.plots = false;
-    } else {
-      std::fprintf(stderr, "sgmcmc_multiwell: unknown argument %s\n%s", a.c_str(), kUsage);
-      return false;
+    } else if (args.count("--steps", n, 1000)) {
+      o.steps = static_cast<long>(n);
+    } else if (args.count("--chains", n, 1)) {
+      o.chains = static_cast<int>(n);
+    } else if (args.count("--resample", n, 0)) {
+      o.resample = static_cast<int>(n);
+    } else if (!args.text("--out", o.out) && !args.count("--seed", o.seed) &&
+               !args.count("--c-seed", o.c_seed) &&
+               !args.number("--step-size", o.h, std::numeric_limits<double>::min()) &&
+               !args.number("--noise", o.noise, 0.0)) {
+      args.unknown();
     }
   }
-  return true;
+  return args.status();
 }
 
 // ------------------------------------------------------------------------------------ plots
@@ -347,12 +313,7 @@ bool plot_traces(const common::Gnuplot& gp, const std::string& dir,
 
 int main(int argc, char** argv) {
   Options o;
-  bool help = false;
-  if (!parse(argc, argv, o, help)) return 2;
-  if (help) {
-    std::fputs(kUsage, stdout);
-    return 0;
-  }
+  if (const int rc = parse(argc, argv, o); rc != 0) return rc == 1 ? 0 : 2;
   std::error_code ec;
   std::filesystem::create_directories(o.out, ec);
   if (ec) {

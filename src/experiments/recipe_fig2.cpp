@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cli.hpp"
 #include "common/density_grid.hpp"
 #include "common/gnuplot.hpp"
 #include "common/histogram.hpp"
@@ -62,71 +63,21 @@ struct Options {
   double banana_step = 0.0;  // banana; <= 0: tune per sampler
 };
 
-bool parse_double(const char* v, double& out) {
-  char* end = nullptr;
-  errno = 0;
-  out = std::strtod(v, &end);
-  return errno == 0 && end != v && *end == '\0' && std::isfinite(out);
-}
-
 /// 0: run, 1: --help printed, 2: bad argument.
 int parse(int argc, char** argv, Options& o) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    const char* v = (i + 1 < argc) ? argv[i + 1] : nullptr;
-    auto need = [&]() {
-      if (!v) std::fprintf(stderr, "sgmcmc_recipe_fig2: %s needs a value\n", a.c_str());
-      return v != nullptr;
-    };
-    if (a == "--help" || a == "-h") {
-      std::fputs(kUsage, stdout);
-      return 1;
-    } else if (a == "--quick") {
+  sgmcmc::common::Args args(argc, argv, "sgmcmc_recipe_fig2", kUsage);
+  while (args.next()) {
+    if (args.is("--quick")) {
       o.quick = true;
-    } else if (a == "--no-plots") {
+    } else if (args.is("--no-plots")) {
       o.plots = false;
-    } else if (a == "--out") {
-      if (!need()) return 2;
-      o.out = v;
-      ++i;
-    } else if (a == "--seed") {
-      if (!need()) return 2;
-      char* end = nullptr;
-      errno = 0;
-      o.seed = std::strtoull(v, &end, 10);
-      if (errno != 0 || end == v || *end != '\0' || v[0] == '-') {
-        std::fprintf(stderr, "sgmcmc_recipe_fig2: bad --seed '%s'\n", v);
-        return 2;
-      }
-      ++i;
-    } else if (a == "--noise") {
-      if (!need()) return 2;
-      if (!parse_double(v, o.noise) || o.noise < 0) {
-        std::fprintf(stderr, "sgmcmc_recipe_fig2: --noise needs a number >= 0, got '%s'\n", v);
-        return 2;
-      }
-      ++i;
-    } else if (a == "--step") {
-      if (!need()) return 2;
-      if (!parse_double(v, o.step) || o.step < 0) {
-        std::fprintf(stderr, "sgmcmc_recipe_fig2: --step needs a number >= 0, got '%s'\n", v);
-        return 2;
-      }
-      ++i;
-    } else if (a == "--banana-step") {
-      if (!need()) return 2;
-      if (!parse_double(v, o.banana_step) || o.banana_step < 0) {
-        std::fprintf(stderr, "sgmcmc_recipe_fig2: --banana-step needs a number >= 0, got '%s'\n",
-                     v);
-        return 2;
-      }
-      ++i;
-    } else {
-      std::fprintf(stderr, "sgmcmc_recipe_fig2: unknown argument '%s'\n\n%s", a.c_str(), kUsage);
-      return 2;
+    } else if (!args.text("--out", o.out) && !args.count("--seed", o.seed) &&
+               !args.number("--noise", o.noise, 0.0) && !args.number("--step", o.step, 0.0) &&
+               !args.number("--banana-step", o.banana_step, 0.0)) {
+      args.unknown();
     }
   }
-  return 0;
+  return args.status();
 }
 
 // ------------------------------------------------------------------------------ targets

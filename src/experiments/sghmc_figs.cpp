@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cli.hpp"
 #include "common/density_grid.hpp"
 #include "common/gnuplot.hpp"
 #include "common/histogram.hpp"
@@ -54,34 +55,17 @@ struct Options {
 };
 
 int parse(int argc, char** argv, Options& o) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    const char* v = (i + 1 < argc) ? argv[i + 1] : nullptr;
-    if (a == "--help" || a == "-h") {
-      std::fputs(kUsage, stdout);
-      return 1;
-    } else if (a == "--quick") {
+  sgmcmc::common::Args args(argc, argv, "sgmcmc_sghmc_figs", kUsage);
+  while (args.next()) {
+    if (args.is("--quick")) {
       o.quick = true;
-    } else if (a == "--no-plots") {
+    } else if (args.is("--no-plots")) {
       o.plots = false;
-    } else if (a == "--out" && v) {
-      o.out = v;
-      ++i;
-    } else if (a == "--seed" && v) {
-      char* end = nullptr;
-      errno = 0;
-      o.seed = std::strtoull(v, &end, 10);
-      if (errno != 0 || end == v || *end != '\0' || v[0] == '-') {
-        std::fprintf(stderr, "sgmcmc_sghmc_figs: bad --seed '%s'\n", v);
-        return 2;
-      }
-      ++i;
-    } else {
-      std::fprintf(stderr, "sgmcmc_sghmc_figs: bad argument '%s'\n\n%s", a.c_str(), kUsage);
-      return 2;
+    } else if (!args.text("--out", o.out) && !args.count("--seed", o.seed)) {
+      args.unknown();
     }
   }
-  return 0;
+  return args.status();
 }
 
 // ------------------------------------------------------------------------------ models

@@ -1,11 +1,15 @@
 // Host helpers behind the demo and experiments (src/common): quadrature against MATH.md §5.1's
-// normalisers, histogram binning, cell masses and the KL protocol of MATH.md §5.3.
+// normalisers, histogram binning, cell masses, the KL protocol of MATH.md §5.3, argv reading.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <limits>
+#include <string>
+#include <utility>
+#include <vector>
 
+#include "common/cli.hpp"
 #include "common/histogram.hpp"
 #include "common/quadrature.hpp"
 
@@ -91,4 +95,46 @@ TEST_CASE("KL is zero for a sample matching the cell masses and grows with a shi
       shifted.add(shifted.x_axis().center(int(i)) + 0.1);
   }
   CHECK(kl_true_vs_sample(p, shifted) > 0.003);
+}
+
+TEST_CASE("Args reads flags, text and strict numbers, and stops on the first bad argument") {
+  auto run = [](std::vector<std::string> words, double& x, std::uint64_t& n, std::string& out) {
+    std::vector<char*> argv;
+    static char program[] = "prog";
+    argv.push_back(program);
+    for (auto& w : words) argv.push_back(w.data());
+    sgmcmc::common::Args args(static_cast<int>(argv.size()), argv.data(), "prog", "usage\n");
+    bool quick = false;
+    while (args.next()) {
+      if (args.is("--quick")) {
+        quick = true;
+      } else if (!args.text("--out", out) && !args.number("--x", x, 0.0) &&
+                 !args.count("--n", n, 1)) {
+        args.unknown();
+      }
+    }
+    return std::make_pair(args.status(), quick);
+  };
+  double x = -1;
+  std::uint64_t n = 0;
+  std::string out;
+  CHECK(run({"--quick", "--out", "d", "--x", "2.5", "--n", "7"}, x, n, out) ==
+        std::make_pair(0, true));
+  CHECK(x == 2.5);
+  CHECK(n == 7);
+  CHECK(out == "d");
+  // Every malformed value, a missing value and an unknown option give status 2.
+  for (const auto& bad : std::vector<std::vector<std::string>>{{"--x", "1e999"},
+                                                               {"--x", "-1"},
+                                                               {"--x", "2.5abc"},
+                                                               {"--x", "nan"},
+                                                               {"--n", "0"},
+                                                               {"--n", "-3"},
+                                                               {"--n", "+3"},
+                                                               {"--n", "3.0"},
+                                                               {"--out"},
+                                                               {"--what"}}) {
+    CHECK(run(bad, x, n, out).first == 2);
+  }
+  CHECK(run({"--help", "--what"}, x, n, out).first == 1);  // help stops before --what
 }
