@@ -267,6 +267,30 @@ TEST_CASE_TEMPLATE("bad input returns its Status and leaves the state bit-identi
     expect(ad, NanPotential{}, StatusCode::NonFiniteMetric, 10);
     expect(an, geo::MinibatchModel<geo::GaussianTarget, Scalar, 2>{}, StatusCode::Ok, 11);
   }
+
+  SUBCASE("gSGRHMC: an invalid metric (D ≤ 0, floor ≤ 0, non-finite C) is refused up front") {
+    const geo::MinibatchModel<geo::GaussianTarget, Scalar, 2> gauss{};
+    for (int which = 0; which < 5; ++which) {
+      typename GSGRHMC<Scalar, 2>::Params p;
+      p.step_size = Scalar(0.01);
+      if (which == 0) p.metric.scale = Scalar(-1.5);
+      if (which == 1) p.metric.scale = Scalar(0);
+      if (which == 2) p.metric.floor = Scalar(0);
+      if (which == 3) p.metric.shift = quiet_nan<Scalar>();
+      if (which == 4) p.metric.floor = infinity<Scalar>();
+      const GSGRHMC<Scalar, 2> an(p);
+      const GSGRHMC<Scalar, 2, AutoGamma> ad({p.step_size, p.metric});
+      CHECK(an.status() == StatusCode::InvalidParameter);
+      CHECK(ad.status() == StatusCode::InvalidParameter);
+      expect(an, gauss, StatusCode::InvalidParameter, 12);
+      expect(ad, gauss, StatusCode::InvalidParameter, 13);
+      auto z = random_state(an, 14);
+      const auto before = z;
+      typename GSGRHMC<Scalar, 2>::NoiseVector zeta = GSGRHMC<Scalar, 2>::NoiseVector::Zero();
+      CHECK(an.step_with_noise(z, gauss, zeta) == StatusCode::InvalidParameter);
+      CHECK(bit_identical(z, before));
+    }
+  }
 }
 
 TEST_CASE_TEMPLATE("the conformance cases for tests/core hold: zero-noise rule, invalid()", Case,

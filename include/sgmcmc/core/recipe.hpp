@@ -13,11 +13,12 @@
 #include <type_traits>
 #include <utility>
 
-#include <Eigen/Cholesky>
+#include <Eigen/Core>
 #include <unsupported/Eigen/AutoDiff>
 
 #include "sgmcmc/core/kinetic.hpp"
 #include "sgmcmc/core/layout.hpp"
+#include "sgmcmc/core/linalg.hpp"
 #include "sgmcmc/core/model.hpp"
 #include "sgmcmc/core/noise.hpp"
 #include "sgmcmc/core/status.hpp"
@@ -575,9 +576,7 @@ class Recipe {
       }
       sigma *= h_;
       if (!detail::all_finite(sigma)) return StatusCode::NonFiniteMetric;
-      const Eigen::LLT<Matrix<Scalar, n, n>> llt(sigma);
-      if (llt.info() != Eigen::Success) return StatusCode::NoiseNotPSD;
-      out = llt.matrixL();
+      if (!detail::cholesky_lower(sigma, out)) return StatusCode::NoiseNotPSD;
     }
     return StatusCode::Ok;
   }

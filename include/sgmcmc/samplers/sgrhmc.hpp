@@ -6,9 +6,10 @@
 #include <cmath>
 #include <type_traits>
 
-#include <Eigen/Eigenvalues>
+#include <Eigen/Core>
 #include <unsupported/Eigen/AutoDiff>
 
+#include "sgmcmc/core/linalg.hpp"
 #include "sgmcmc/core/recipe.hpp"
 #include "sgmcmc/samplers/sghmc.hpp"
 #include "sgmcmc/samplers/sgrld.hpp"
@@ -51,9 +52,10 @@ struct SqrtMetricDivergence {
       }
       out.setZero();
       if (!a0.allFinite()) return a0.col(0);  // not finite: the engine reports NonFiniteMetric
-      const Eigen::SelfAdjointEigenSolver<Matrix<Scalar, Dim, Dim>> es(a0);
-      const Matrix<Scalar, Dim, Dim>& v = es.eigenvectors();
-      const Vector<Scalar, Dim> sig = es.eigenvalues().cwiseMax(Scalar(0)).cwiseSqrt();
+      Vector<Scalar, Dim> lambda;
+      Matrix<Scalar, Dim, Dim> v;
+      detail::symmetric_eigen(a0, lambda, v);
+      const Vector<Scalar, Dim> sig = lambda.cwiseMax(Scalar(0)).cwiseSqrt();
       Matrix<Scalar, Dim, Dim> da;
       Matrix<Scalar, Dim, Dim> e;
       for (Index j = 0; j < Dim; ++j) {
@@ -185,6 +187,12 @@ struct PotentialMetric {
   Scalar shift{Scalar(0.5)};   ///< C
   Scalar floor{Scalar(0.01)};  ///< lower bound on |Ũ + C|, > 0
 
+  /// True iff D > 0, C finite and floor > 0 (all finite).
+  bool valid() const noexcept {
+    return scale > Scalar(0) && floor > Scalar(0) && std::isfinite(scale) && std::isfinite(shift) &&
+           std::isfinite(floor);
+  }
+
   template <class T, int Dim, class Ctx>
   T operator()(const Vector<T, Dim>& theta, const Ctx& ctx) const noexcept {
     static_assert(!std::is_same_v<Ctx, NoContext>,
@@ -255,7 +263,27 @@ class GSGRHMC : public SGRHMC<Scalar, Dim, PotentialInverseMetric<Scalar>, Diver
     PotentialMetric<Scalar> metric{};  ///< D, C and the floor
   };
 
-  explicit GSGRHMC(const Params& p) noexcept : Base(convert(p)) {}
+  /// InvalidParameter for a metric with D ≤ 0, floor ≤ 0 or a non-finite D, C or floor (checked
+  /// here, once, rather than found as a non-finite metric at every step); else the engine's.
+  explicit GSGRHMC(const Params& p) noexcept
+      : Base(convert(p)), own_(p.metric.valid() ? StatusCode::Ok : StatusCode::InvalidParameter) {}
+
+  /// Ok iff every parameter is valid; step() returns this otherwise.
+  Status status() const noexcept { return own_ ? Base::status() : own_; }
+
+  /// One step (the recipe's), refused with status() when a parameter is invalid.
+  template <class Model, class Rng>
+  Status step(typename Base::StateType& z, const Model& model, Rng& rng) const noexcept {
+    if (!own_) return own_;
+    return Base::step(z, model, rng);
+  }
+  /// One step with the given standard normals, refused likewise.
+  template <class Model>
+  Status step_with_noise(typename Base::StateType& z, const Model& model,
+                         const typename Base::NoiseVector& zeta) const noexcept {
+    if (!own_) return own_;
+    return Base::step_with_noise(z, model, zeta);
+  }
 
  private:
   static typename Base::Params convert(const Params& p) noexcept {
@@ -267,6 +295,8 @@ class GSGRHMC : public SGRHMC<Scalar, Dim, PotentialInverseMetric<Scalar>, Diver
     }
     return q;
   }
+
+  Status own_;
 };
 
 }  // namespace sgmcmc

@@ -7,9 +7,7 @@
 #include <limits>
 #include <type_traits>
 
-#include <Eigen/Cholesky>
-#include <Eigen/Eigenvalues>
-
+#include "sgmcmc/core/linalg.hpp"
 #include "sgmcmc/core/recipe.hpp"
 
 namespace sgmcmc {
@@ -85,20 +83,20 @@ struct RiemannMetric {
       if constexpr (gives_inverse) {
         return g;
       } else {
-        const Eigen::LLT<Matrix<T, Dim, Dim>> llt(g);
-        if (llt.info() != Eigen::Success) {
+        Matrix<T, Dim, Dim> inv;
+        if (!detail::cholesky_inverse(g, inv)) {
           using P = typename detail::PlainScalar<T>::type;
           return Matrix<T, Dim, Dim>(
               Matrix<T, Dim, Dim>::Constant(T(std::numeric_limits<P>::quiet_NaN())));
         }
-        return Matrix<T, Dim, Dim>(llt.solve(Matrix<T, Dim, Dim>::Identity()));
+        return inv;
       }
     }
   }
 
   /// S = G^{-1/2}(θ), the principal square root of G⁻¹ (MATH.md §2.1). Scalar and diagonal:
   /// element-wise square root (any scalar type); dense: fixed-size symmetric eigen-decomposition
-  /// (plain scalars only; Eigen's fixed-size SelfAdjointEigenSolver does not allocate).
+  /// (plain scalars only; Jacobi rotations, core/linalg.hpp: no heap, not even a reference to one).
   /// Negative eigenvalues of a non-PSD G⁻¹ are mapped to 0 here, so that the noise covariance
   /// check on the same G⁻¹ is what reports it (NoiseNotPSD).
   template <class T, int Dim, class Ctx>
@@ -131,9 +129,11 @@ struct RiemannMetric {
   template <class T, int Dim>
   static Matrix<T, Dim, Dim> sqrtm_psd(const Matrix<T, Dim, Dim>& a) noexcept {
     if (!a.allFinite()) return a;  // NaN in, NaN out: the engine reports NonFiniteMetric
-    const Eigen::SelfAdjointEigenSolver<Matrix<T, Dim, Dim>> es(a);
-    const Vector<T, Dim> s = es.eigenvalues().cwiseMax(T(0)).cwiseSqrt();
-    return es.eigenvectors() * s.asDiagonal() * es.eigenvectors().transpose();
+    Vector<T, Dim> lambda;
+    Matrix<T, Dim, Dim> v;
+    detail::symmetric_eigen(a, lambda, v);
+    const Vector<T, Dim> s = lambda.cwiseMax(T(0)).cwiseSqrt();
+    return v * s.asDiagonal() * v.transpose();
   }
 };
 
