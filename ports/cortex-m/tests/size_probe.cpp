@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Size/speed probe for scripts/size-table: one sampler (SGMCMC_PROBE_SGLD, _SGHMC, _SGNHT, _HMC,
-// or none for the baseline) at d = SGMCMC_PROBE_DIM, float; prints stack and ticks per step.
+// _SGRLD, _SGRHMC, _GSGRHMC, _SGMGT, _SGMGTD, _NUTS, or none for the baseline) at
+// d = SGMCMC_PROBE_DIM, float; prints stack and ticks per step.
 #include <cstdint>
 
 #include "sgmcmc/cortex_m/clock.hpp"
@@ -8,9 +9,13 @@
 #include "sgmcmc/cortex_m/rng.hpp"
 #include "sgmcmc/cortex_m/stack.hpp"
 #include "sgmcmc/samplers/hmc.hpp"
+#include "sgmcmc/samplers/nuts.hpp"
 #include "sgmcmc/samplers/sghmc.hpp"
 #include "sgmcmc/samplers/sgld.hpp"
+#include "sgmcmc/samplers/sgmgt.hpp"
 #include "sgmcmc/samplers/sgnht.hpp"
+#include "sgmcmc/samplers/sgrhmc.hpp"
+#include "sgmcmc/samplers/sgrld.hpp"
 
 #ifndef SGMCMC_PROBE_DIM
 #define SGMCMC_PROBE_DIM 2
@@ -23,10 +28,25 @@ constexpr long kSteps = 1000;
 using Vec = sgmcmc::Vector<float, kDim>;
 
 /// U = θᵀθ/2: the cheapest gradient, so the figures are the sampler's own cost.
+/// potential is a template so that gSGRHMC's metric (which reads Ũ) can differentiate it.
 struct Isotropic {
   void gradient(const Vec& th, Vec& g) const noexcept { g = th; }
-  float potential(const Vec& th) const noexcept { return 0.5f * th.squaredNorm(); }
+  template <class T>
+  T potential(const sgmcmc::Vector<T, kDim>& th) const noexcept {
+    return T(0.5f) * th.squaredNorm();
+  }
 };
+
+/// Separable diagonal G⁻¹(θ)_i = 0.5 + 1/(1 + θ_i²): Γ by AD in one direction.
+struct SeparableInverse {
+  template <class T, int N>
+  sgmcmc::Vector<T, N> operator()(const sgmcmc::Vector<T, N>& th) const noexcept {
+    sgmcmc::Vector<T, N> g;
+    for (int i = 0; i < N; ++i) g[i] = T(0.5f) + T(1.0f) / (T(1.0f) + th[i] * th[i]);
+    return g;
+  }
+};
+using SeparableMetric = sgmcmc::InverseMetric<sgmcmc::DiagonalShape, SeparableInverse, true>;
 
 #if defined(SGMCMC_PROBE_SGLD)
 using Sampler = sgmcmc::SGLD<float, kDim>;
@@ -54,6 +74,42 @@ using Sampler = sgmcmc::HMC<float, kDim>;
 Sampler make() {
   Sampler::Params p;  // L = 10 leapfrog steps per step
   p.step_size = 0.1f;
+  return Sampler(p);
+}
+#elif defined(SGMCMC_PROBE_SGRLD)
+using Sampler = sgmcmc::SGRLD<float, kDim, SeparableMetric>;
+Sampler make() {
+  return Sampler({0.05f, {}, {}});
+}
+#elif defined(SGMCMC_PROBE_SGRHMC)
+using Sampler = sgmcmc::SGRHMC<float, kDim, SeparableMetric>;
+Sampler make() {
+  return Sampler({0.05f, {}, {}});
+}
+#elif defined(SGMCMC_PROBE_GSGRHMC)
+using Sampler = sgmcmc::GSGRHMC<float, kDim>;
+Sampler make() {
+  return Sampler({0.05f, {}});
+}
+#elif defined(SGMCMC_PROBE_SGMGT)
+using Sampler = sgmcmc::SGMGT<float, kDim>;
+Sampler make() {
+  Sampler::Params p;  // a = 1, c = 5
+  p.step_size = 0.05f;
+  return Sampler(p);
+}
+#elif defined(SGMCMC_PROBE_SGMGTD)
+using Sampler = sgmcmc::SGMGTD<float, kDim>;
+Sampler make() {
+  Sampler::Params p;
+  p.step_size = 0.05f;
+  return Sampler(p);
+}
+#elif defined(SGMCMC_PROBE_NUTS)
+using Sampler = sgmcmc::NUTS<float, kDim>;
+Sampler make() {
+  Sampler::Params p;  // MaxDepth 10; the tree depth on U = θᵀθ/2 at h = 0.5 is 2–3
+  p.step_size = 0.5f;
   return Sampler(p);
 }
 #else
