@@ -655,11 +655,14 @@ class Recipe {
   }
 
   /// Constant D blocks must be PSD with finite entries (dense ones are checked by the Cholesky
-  /// of the noise covariance); constant Q blocks must be finite.
+  /// of the noise covariance); constant Q blocks must be finite; state-dependent blocks must pass
+  /// their callable's own parameter check (StateDependent::valid).
   template <class S>
   static bool d_block_valid(const S& s) noexcept {
-    if constexpr (S::is_zero || S::state_dependent) {
+    if constexpr (S::is_zero) {
       return true;
+    } else if constexpr (S::state_dependent) {
+      return s.valid();
     } else {
       const auto v = s.eval(StateType{});
       if constexpr (std::is_same_v<std::decay_t<decltype(v)>, IdentityValue>) {
@@ -681,8 +684,10 @@ class Recipe {
   }
   template <class S>
   static bool q_block_valid(const S& s) noexcept {
-    if constexpr (S::is_zero || S::state_dependent) {
+    if constexpr (S::is_zero) {
       return true;
+    } else if constexpr (S::state_dependent) {
+      return s.valid();
     } else {
       return value_finite(s.eval(StateType{}));
     }

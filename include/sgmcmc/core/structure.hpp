@@ -73,6 +73,24 @@ decltype(auto) call_gamma_rows(const G& gamma, const Z& z, const Ctx& ctx) noexc
     return gamma.rows(z, ctx);
   }
 }
+template <class F, class = void>
+struct HasValid : std::false_type {};
+template <class F>
+struct HasValid<F, std::void_t<decltype(bool(std::declval<const F&>().valid()))>> : std::true_type {
+};
+
+/// f.valid() when the callable declares its parameters' validity, else true: how the engine
+/// checks the parameters of state-dependent structures once, at configuration.
+template <class F>
+bool params_valid(const F& f) noexcept {
+  if constexpr (HasValid<F>::value) {
+    return f.valid();
+  } else {
+    static_cast<void>(f);
+    return true;
+  }
+}
+
 /// gamma.cols(z) or gamma.cols(z, ctx).
 template <class G, class Z, class Ctx>
 decltype(auto) call_gamma_cols(const G& gamma, const Z& z, const Ctx& ctx) noexcept {
@@ -298,6 +316,7 @@ struct ZeroGamma {};
 ///   rows(z): the vector sum_k d A_ik / d z_{Col,k} (size of the block's rows), and for Q pairs
 ///   cols(z): the vector sum_k d A_ki / d z_{Row,k} (size of its columns); for D blocks only rows.
 ///   Either may instead take (z, ctx), like fn.
+/// If fn has `bool valid() const`, the recipe checks it at configuration (InvalidParameter).
 template <class Shape, class Fn, bool Separable = false, class GammaFn = AutoGamma>
 struct StateDependent {
   static constexpr bool is_zero = false;
@@ -311,6 +330,9 @@ struct StateDependent {
   using ShapeType = Shape;
   Fn fn{};
   GammaFn gamma{};
+
+  /// fn's own parameter check, if it has one (detail::params_valid).
+  bool valid() const noexcept { return detail::params_valid(fn); }
 
   template <class Z, class Ctx = NoContext>
   auto eval(const Z& z, const Ctx& ctx = Ctx{}) const noexcept {

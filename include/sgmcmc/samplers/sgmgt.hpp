@@ -19,6 +19,8 @@ template <class Scalar, int Dim>
 struct KineticCouplingFn {
   SoftMonomialGammaKinetic<Scalar> kinetic{};
   Scalar gamma{1};
+  /// γ finite and > 0 (the recipe checks it at configuration; the kinetic is the energy's).
+  bool valid() const noexcept { return gamma > Scalar(0) && std::isfinite(gamma); }
   template <class Z>
   Vector<Scalar, Dim> operator()(const Z& z) const noexcept {
     return kinetic.gradient(z.momentum()) * gamma;
@@ -182,10 +184,10 @@ class MonomialGammaSampler : public Base {
 
  protected:
   template <class... Args>
-  MonomialGammaSampler(int period, bool extra_ok, Args&&... args) noexcept
+  MonomialGammaSampler(int period, Args&&... args) noexcept
       : Base(static_cast<Args&&>(args)...),
         period_(period > 0 ? static_cast<std::uint32_t>(period) : 0U),
-        own_(period >= 0 && extra_ok ? StatusCode::Ok : StatusCode::InvalidParameter) {}
+        own_(period >= 0 ? StatusCode::Ok : StatusCode::InvalidParameter) {}
 
  private:
   std::uint32_t period_;
@@ -226,7 +228,7 @@ class SGMGT : public detail::MonomialGammaSampler<SGMGTRecipe<Scalar, Dim, Integ
   using Params = SGMGTParams<Scalar>;
 
   explicit SGMGT(const Params& p) noexcept
-      : Base(p.resample_period, true, make_energy(p),
+      : Base(p.resample_period, make_energy(p),
              Diffusion<Zero, Scaled<Scalar>, Zero>{{Zero{}, Scaled<Scalar>{p.diffusion}, Zero{}}},
              make_curl(p), p.step_size),
         params_(p) {}
@@ -293,7 +295,7 @@ class SGMGTD : public detail::MonomialGammaSampler<SGMGTDRecipe<Scalar, Dim, Int
   using Params = SGMGTDParams<Scalar>;
 
   explicit SGMGTD(const Params& p) noexcept
-      : Base(p.resample_period, p.gamma > Scalar(0) && std::isfinite(p.gamma), make_energy(p),
+      : Base(p.resample_period, make_energy(p),
              Diffusion<Scaled<Scalar>, Scaled<Scalar>, Scaled<Scalar>>{
                  {Scaled<Scalar>{p.sigma_theta}, Scaled<Scalar>{p.sigma_p},
                   Scaled<Scalar>{p.sigma_xi}}},

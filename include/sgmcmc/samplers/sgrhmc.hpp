@@ -263,27 +263,9 @@ class GSGRHMC : public SGRHMC<Scalar, Dim, PotentialInverseMetric<Scalar>, Diver
     PotentialMetric<Scalar> metric{};  ///< D, C and the floor
   };
 
-  /// InvalidParameter for a metric with D ≤ 0, floor ≤ 0 or a non-finite D, C or floor (checked
-  /// here, once, rather than found as a non-finite metric at every step); else the engine's.
-  explicit GSGRHMC(const Params& p) noexcept
-      : Base(convert(p)), own_(p.metric.valid() ? StatusCode::Ok : StatusCode::InvalidParameter) {}
-
-  /// Ok iff every parameter is valid; step() returns this otherwise.
-  Status status() const noexcept { return own_ ? Base::status() : own_; }
-
-  /// One step (the recipe's), refused with status() when a parameter is invalid.
-  template <class Model, class Rng>
-  Status step(typename Base::StateType& z, const Model& model, Rng& rng) const noexcept {
-    if (!own_) return own_;
-    return Base::step(z, model, rng);
-  }
-  /// One step with the given standard normals, refused likewise.
-  template <class Model>
-  Status step_with_noise(typename Base::StateType& z, const Model& model,
-                         const typename Base::NoiseVector& zeta) const noexcept {
-    if (!own_) return own_;
-    return Base::step_with_noise(z, model, zeta);
-  }
+  /// A metric with D ≤ 0, floor ≤ 0 or a non-finite D, C or floor makes status() and every
+  /// step InvalidParameter (PotentialMetric::valid, checked by the recipe at configuration).
+  explicit GSGRHMC(const Params& p) noexcept : Base(convert(p)) {}
 
  private:
   static typename Base::Params convert(const Params& p) noexcept {
@@ -295,8 +277,6 @@ class GSGRHMC : public SGRHMC<Scalar, Dim, PotentialInverseMetric<Scalar>, Diver
     }
     return q;
   }
-
-  Status own_;
 };
 
 }  // namespace sgmcmc

@@ -59,6 +59,9 @@ struct RiemannMetric {
 
   Fn fn{};
 
+  /// fn's own parameter check, if it declares one (e.g. PotentialMetric), else true.
+  bool valid() const noexcept { return detail::params_valid(fn); }
+
   /// G⁻¹(θ): a scalar, a vector (diagonal) or a matrix (dense), in θ's scalar type.
   /// G form, dense: a G whose Cholesky factorisation fails gives a NaN matrix (the engine then
   /// reports NonFiniteMetric).
@@ -150,6 +153,7 @@ namespace detail {
 template <class MetricT>
 struct InverseMetricBlock {
   MetricT metric{};
+  bool valid() const noexcept { return metric.valid(); }
   template <class Z, class Ctx>
   auto operator()(const Z& z, const Ctx& ctx) const noexcept {
     return metric.inverse(z.position(), ctx);
@@ -160,6 +164,7 @@ struct InverseMetricBlock {
 template <class MetricT>
 struct SqrtInverseMetricBlock {
   MetricT metric{};
+  bool valid() const noexcept { return metric.valid(); }
   template <class Z, class Ctx>
   auto operator()(const Z& z, const Ctx& ctx) const noexcept {
     return metric.sqrt_inverse(z.position(), ctx);
