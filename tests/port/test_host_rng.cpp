@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
-// host::Rng: contract, determinism, streams and jumps, and the accuracy of its log, sqrt and
-// sin/cos approximations against long-double references.
+// host::Rng: contract, determinism, streams and jumps, the cache, the run-time kernel choice, and
+// every kernel's accuracy against exact Box-Muller on the same random bits.
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <string>
 
 #include "sgmcmc/core/noise.hpp"
 #include "sgmcmc/host/rng.hpp"
@@ -16,11 +17,9 @@ using sgmcmc::host::Rng;
 namespace hd = sgmcmc::host::detail;
 
 static_assert(sgmcmc::is_rng_v<Rng>);
-static_assert(sgmcmc::HasFillNormal<Rng, float, 1>::value);
-static_assert(sgmcmc::HasFillNormal<Rng, float, 17>::value);
-static_assert(sgmcmc::HasFillNormal<Rng, double, 3>::value);
-static_assert(sgmcmc::HasFillNormal<Rng, double, 128>::value);
-static_assert(!sgmcmc::HasFillNormal<Rng, int, 4>::value, "only float and double are offered");
+static_assert(sgmcmc::HasFillNormal<Rng, float>::value);
+static_assert(sgmcmc::HasFillNormal<Rng, double>::value);
+static_assert(!sgmcmc::HasFillNormal<Rng, int>::value, "only float and double are offered");
 
 template <class Scalar, int N>
 bool same_bits(const Eigen::Matrix<Scalar, N, 1>& a, const Eigen::Matrix<Scalar, N, 1>& b) {
@@ -93,11 +92,12 @@ TEST_CASE("jump discards cached normals") {
   Eigen::Matrix<float, 3, 1> v;
   a.fill_normal(v);  // leaves cached normals
   a.jump();
-  // b's lanes take the one step a's took (a float block is one lane step), but b has no cache:
-  // a matches b only if the jump dropped the 29 normals a still held.
+  // b's lanes take the steps a's took (a's first fill made a cache of cache_size floats, one lane
+  // step per block), but b has no cache: a matches b only if the jump dropped the 253 normals a
+  // still held.
   Rng b(5, 1);
-  float skip[Rng::block];
-  b.fill_normal(skip, Rng::block);
+  float skip[Rng::cache_size];
+  b.fill_normal(skip, Rng::cache_size);
   CHECK(same_draws(a, b));
 }
 
@@ -154,112 +154,155 @@ TEST_CASE("core dispatch uses the port's fill_normal") {
   CHECK(same_bits(x, y));
 }
 
-// Accuracy against a reference in a wider type: double for the float kernels (its rounding error,
-// ~1e-16, is far below their 1e-7 tolerances) and long double for the double kernels. long double
-// is software quad precision on AArch64 (about a hundred times slower than double), which is why
-// the float references are not long double. Tolerances are the measured maxima rounded up
-// (1-3 ulp); the fill needs ~1e-6 (float) and ~1e-12 (double).
-TEST_CASE("log_approx relative error over its domain") {
-  double worst_f = 0;
-  // Every 61st float from 2^-126 up to 2^64: all exponents, mantissas sampled densely.
-  for (std::uint32_t b = 0x00800000U; b < 0x5f800000U; b += 61) {
-    float x;
-    std::memcpy(&x, &b, 4);
-    const double ref = std::log(static_cast<double>(x));
-    if (ref == 0) continue;
-    worst_f = std::max(worst_f, std::fabs((static_cast<double>(hd::log_approx(x)) - ref) / ref));
-  }
-  MESSAGE("log_approx(float) max relative error " << worst_f);
-  CHECK(worst_f < 3e-7);
+TEST_CASE("refill keeps the stream and makes the next small fills copies") {
+  Rng a(31), b(31);
+  float x[400], y[400];
+  a.fill_normal(x, 200);
+  b.fill_normal(y, 100);  // three blocks straight into y, then a fresh cache for the last 4
+  CHECK(b.cached<float>() == Rng::cache_size - 4);
+  b.fill_normal(y + 100, 100);
+  CHECK(b.cached<float>() == Rng::cache_size - 104);
+  b.refill<float>();  // whole blocks behind the 152 still cached
+  CHECK(b.cached<float>() == Rng::cache_size - 104 + 3 * Rng::block);
+  b.refill<float>();  // no room for another block: unchanged
+  CHECK(b.cached<float>() == Rng::cache_size - 104 + 3 * Rng::block);
+  b.fill_normal(y + 200, 7);
+  b.fill_normal(y + 207, 193);
+  a.fill_normal(x + 200, 200);
+  CHECK(std::memcmp(x, y, sizeof x) == 0);
+  Rng c(32);
+  c.refill<double>();  // from empty: a full cache
+  CHECK(c.cached<double>() == Rng::cache_size);
+  CHECK(c.cached<float>() == 0);
+}
 
-  double worst_d = 0;
+TEST_CASE("the kernel is chosen at run time and can be forced") {
+  const sgmcmc::host::Isa best = Rng::best_isa();
   Rng r(1);
-  for (int i = 0; i < 2000000; ++i) {
-    // Random exponent in [-1022, 64) and random mantissa.
-    const std::uint64_t w = r();
-    const std::uint64_t e = 1 + (w >> 53) % 1086;
-    const std::uint64_t b = (e << 52) | (w & 0x000fffffffffffffULL);
-    double x;
-    std::memcpy(&x, &b, 8);
-    const long double ref = std::log(static_cast<long double>(x));
-    if (ref == 0) continue;
-    const long double err = std::fabs((static_cast<long double>(hd::log_approx(x)) - ref) / ref);
-    worst_d = std::max(worst_d, static_cast<double>(err));
+  CHECK(r.isa() == best);
+  CHECK(Rng::supported(sgmcmc::host::Isa::Base));
+  MESSAGE("best kernel on this machine: " << std::string(sgmcmc::host::to_string(best)));
+  for (auto isa : {sgmcmc::host::Isa::Base, sgmcmc::host::Isa::Avx2, sgmcmc::host::Isa::Avx512}) {
+    const bool ok = r.set_isa(isa);
+    CHECK(ok == Rng::supported(isa));
+    CHECK(r.isa() == (ok ? isa : r.isa()));
   }
-  MESSAGE("log_approx(double) max relative error " << worst_d);
-  CHECK(worst_d < 4e-16);
+  // Switching kernels does not move the stream: the same lanes make the next normals.
+  Rng a(9), b(9);
+  float x[64], y[64];
+  a.fill_normal(x, 64);
+  b.set_isa(sgmcmc::host::Isa::Base);
+  b.fill_normal(y, 64);
+  int close = 0;
+  for (int i = 0; i < 64; ++i) close += std::fabs(x[i] - y[i]) < 1e-5f ? 1 : 0;
+  CHECK(close == 64);
 }
 
-TEST_CASE("sqrt_approx relative error") {
-  double worst_f = 0, worst_d = 0;
-  for (int i = 1; i <= 2000000; ++i) {
-    const double y = 1e-8 * std::pow(1e16, i / 2000000.0);  // log-spaced over [1e-8, 1e8]
-    const auto yf = static_cast<float>(y);
-    const double rf = std::sqrt(static_cast<double>(yf));
-    const long double rd = std::sqrt(static_cast<long double>(y));
-    worst_f = std::max(worst_f, std::fabs(hd::sqrt_approx(yf) - rf) / rf);
-    worst_d = std::max(worst_d, static_cast<double>(std::fabs(hd::sqrt_approx(y) - rd) / rd));
-  }
-  MESSAGE("sqrt_approx max relative error float " << worst_f << ", double " << worst_d);
-  CHECK(worst_f < 1.5e-7);
-  CHECK(worst_d < 3e-16);
-  CHECK(hd::sqrt_approx(0.0f) == 0.0f);
-  CHECK(hd::sqrt_approx(0.0) == 0.0);
+namespace {
+
+/// The words lane j (0..15) gives at its next step, from a copy of the lane states.
+void next_words(std::uint64_t (&lanes)[4][16], std::uint64_t (&w)[16]) {
+  for (int j = 0; j < 16; ++j)
+    w[j] = hd::xoshiro_next(lanes[0][j], lanes[1][j], lanes[2][j], lanes[3][j]);
 }
 
-TEST_CASE("sincos_kernel absolute error on [-pi/4, pi/4]") {
-  const long double quarter = 0.785398163397448309615660845819875721L;
-  double worst_f = 0, worst_d = 0;
-  for (int i = -1000000; i <= 1000000; ++i) {
-    const double a = static_cast<double>(quarter * i / 1000000);
-    const auto af = static_cast<float>(a);
-    float cf, sf;
-    double cd, sd;
-    hd::sincos_kernel(af, cf, sf);
-    hd::sincos_kernel(a, cd, sd);
-    const double lf = af;
-    const long double ld = a;
-    worst_f = std::max({worst_f, std::fabs(cf - std::cos(lf)), std::fabs(sf - std::sin(lf))});
-    worst_d = std::max({worst_d, static_cast<double>(std::fabs(cd - std::cos(ld))),
-                        static_cast<double>(std::fabs(sd - std::sin(ld)))});
+/// Largest |kernel − exact Box-Muller| over `blocks` float blocks from r (exact: the same bits
+/// through the kernel's documented layout, then maths in double, whose ~1e-16 rounding is far
+/// below the float kernel's ~1e-7; long double would be software quad on AArch64).
+double float_kernel_error(Rng& r, int blocks) {
+  const double half_pi = 1.570796326794896619231321691639751442;
+  double worst = 0;
+  for (int b = 0; b < blocks; ++b) {
+    std::uint64_t lanes[4][16];
+    std::memcpy(lanes, r.lane_words(), sizeof lanes);
+    std::uint64_t w[16];
+    next_words(lanes, w);
+    float out[Rng::block];
+    r.fill_normal(out, Rng::block);  // cache empty: one block straight from the kernel
+    for (int j = 0; j < 16; ++j) {
+      // Radius word j: 32-bit half j % 2 (low first) of lane j / 2; angle word: same of lane 8 + j
+      // / 2.
+      const auto a = static_cast<std::uint32_t>(w[j / 2] >> (32 * (j % 2)));
+      const auto c = static_cast<std::uint32_t>(w[8 + j / 2] >> (32 * (j % 2)));
+      const float u1 =
+          static_cast<float>(static_cast<std::int32_t>(a >> 1)) * 4.656612873077393e-10f +
+          2.3283064365386963e-10f;  // rounded to float, as the kernel does
+      const double rad = std::sqrt(-2.0 * std::log(static_cast<double>(u1)));
+      const double frac = static_cast<double>((c >> 7) & 0x007fffffU) / 8388608.0;
+      const double th = (c >> 30) * half_pi + (frac - 0.5) * half_pi;
+      worst = std::max({worst, std::fabs(out[j] - rad * std::cos(th)),
+                        std::fabs(out[16 + j] - rad * std::sin(th))});
+    }
   }
-  MESSAGE("sincos_kernel max absolute error float " << worst_f << ", double " << worst_d);
-  CHECK(worst_f < 1.2e-7);
-  CHECK(worst_d < 2.3e-16);
+  return worst;
 }
 
-TEST_CASE("normal_pair matches Box-Muller evaluated in double (float) and long double (double)") {
+/// The same for double blocks (two lane steps: radius words, then angle words), in long double.
+double double_kernel_error(Rng& r, int blocks) {
   const long double half_pi = 1.570796326794896619231321691639751442L;
-  const double half_pi_d = 1.570796326794896619231321691639751442;
-  Rng r(77);
-  double worst_f = 0, worst_d = 0;
-  for (int i = 0; i < 1000000; ++i) {
-    const std::uint64_t w1 = r(), w2 = r();
-    // Float: the same bit layout as detail::normal_pair, then exact maths.
-    const auto lo = static_cast<std::uint32_t>(w1);
-    const auto hi = static_cast<std::uint32_t>(w1 >> 32);
-    const float u1 =
-        static_cast<float>(static_cast<std::int32_t>(lo >> 1)) * 4.656612873077393e-10f +
-        2.3283064365386963e-10f;
-    const double frac_f = static_cast<double>((hi >> 7) & 0x007fffffU) / 8388608.0;
-    const double th_f = (hi >> 30) * half_pi_d + (frac_f - 0.5) * half_pi_d;
-    const double r_f = std::sqrt(-2.0 * std::log(static_cast<double>(u1)));
-    float z0, z1;
-    hd::normal_pair(lo, hi, z0, z1);
-    worst_f = std::max(
-        {worst_f, std::fabs(z0 - r_f * std::cos(th_f)), std::fabs(z1 - r_f * std::sin(th_f))});
-    // Double.
-    const long double u1d = (2.0L * static_cast<long double>(w1 >> 12) + 1) / 9007199254740992.0L;
-    const long double frac_d =
-        static_cast<long double>((w2 >> 10) & 0x000fffffffffffffULL) / std::ldexp(1.0L, 52);
-    const long double th_d = (w2 >> 62) * half_pi + (frac_d - 0.5L) * half_pi;
-    const long double r_d = std::sqrt(-2.0L * std::log(u1d));
-    double d0, d1;
-    hd::normal_pair(w1, w2, d0, d1);
-    worst_d = std::max({worst_d, static_cast<double>(std::fabs(d0 - r_d * std::cos(th_d))),
-                        static_cast<double>(std::fabs(d1 - r_d * std::sin(th_d)))});
+  double worst = 0;
+  for (int b = 0; b < blocks; ++b) {
+    std::uint64_t lanes[4][16];
+    std::memcpy(lanes, r.lane_words(), sizeof lanes);
+    std::uint64_t w1[16], w2[16];
+    next_words(lanes, w1);
+    next_words(lanes, w2);
+    double out[Rng::block];
+    r.fill_normal(out, Rng::block);
+    for (int j = 0; j < 16; ++j) {
+      const long double u1 =
+          (2.0L * static_cast<long double>(w1[j] >> 12) + 1) / 9007199254740992.0L;
+      const long double frac =
+          static_cast<long double>((w2[j] >> 10) & 0x000fffffffffffffULL) / std::ldexp(1.0L, 52);
+      const long double th = (w2[j] >> 62) * half_pi + (frac - 0.5L) * half_pi;
+      const long double rad = std::sqrt(-2.0L * std::log(u1));
+      worst = std::max({worst, static_cast<double>(std::fabs(out[j] - rad * std::cos(th))),
+                        static_cast<double>(std::fabs(out[16 + j] - rad * std::sin(th)))});
+    }
   }
-  MESSAGE("normal_pair max absolute error float " << worst_f << ", double " << worst_d);
-  CHECK(worst_f < 1e-6);
-  CHECK(worst_d < 1e-14);
+  return worst;
+}
+
+}  // namespace
+
+// Tolerances: the measured maxima rounded up. The float kernel's error is a few ulp of the
+// result (|z| <= 6.67: 1 ulp is up to 4.8e-7); the double kernel's a few ulp of |z| <= 8.58.
+TEST_CASE("every kernel equals exact Box-Muller on the same bits") {
+#if defined(SGMCMC_NORMAL_DRAWS)
+  const int blocks = 3000;  // emulated runs: a tenth
+#else
+  const int blocks = 30000;
+#endif
+  for (auto isa : {sgmcmc::host::Isa::Base, sgmcmc::host::Isa::Avx2, sgmcmc::host::Isa::Avx512}) {
+    if (!Rng::supported(isa)) continue;
+    Rng rf(77), rd(78);
+    REQUIRE(rf.set_isa(isa));
+    REQUIRE(rd.set_isa(isa));
+    const double ef = float_kernel_error(rf, blocks);
+    const double ed = double_kernel_error(rd, blocks / 2);
+    MESSAGE(std::string(sgmcmc::host::to_string(isa)) << ": max abs error float " << ef << ", double " << ed);
+    CHECK(ef < 2e-6);
+    CHECK(ed < 8e-15);
+  }
+}
+
+TEST_CASE("negative control: the accuracy check sees a kernel that is off by one bit of layout") {
+  // Feed the reference the radius of the wrong half: the check must report a large error.
+  Rng r(5);
+  std::uint64_t lanes[4][16];
+  std::memcpy(lanes, r.lane_words(), sizeof lanes);
+  std::uint64_t w[16];
+  next_words(lanes, w);
+  float out[Rng::block];
+  r.fill_normal(out, Rng::block);
+  double worst = 0;
+  for (int j = 0; j < 16; ++j) {
+    const auto a = static_cast<std::uint32_t>(w[j / 2] >> (32 * (1 - j % 2)));  // swapped halves
+    const float u1 =
+        static_cast<float>(static_cast<std::int32_t>(a >> 1)) * 4.656612873077393e-10f +
+        2.3283064365386963e-10f;
+    const double rad = std::sqrt(-2.0 * std::log(static_cast<double>(u1)));
+    worst = std::max(worst, std::fabs(std::hypot(out[j], out[16 + j]) - rad));
+  }
+  CHECK(worst > 1e-2);
 }

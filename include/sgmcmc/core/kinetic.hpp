@@ -24,15 +24,23 @@ struct GaussianKinetic {
   auto gradient(const Eigen::MatrixBase<X>& r) const noexcept {
     return r * (Scalar(1) / mass);
   }
+  /// dK/dr_i = r_i / m for one coordinate (the fused engine's per-coordinate form).
+  Scalar gradient1(Scalar r) const noexcept { return r * (Scalar(1) / mass); }
   template <class X>
   Scalar energy(const Eigen::MatrixBase<X>& r) const noexcept {
     return r.squaredNorm() / (Scalar(2) * mass);
   }
-  /// r ~ N(0, m I).
-  template <class Rng, int N>
-  void sample(Rng& rng, Vector<Scalar, N>& r) const noexcept {
-    fill_normal(rng, r);
-    r *= std::sqrt(mass);
+  /// r ~ N(0, m I), written to n scalars at r.
+  template <class Rng>
+  void sample(Rng& rng, Scalar* r, Index n) const noexcept {
+    fill_normal(rng, r, n);
+    const Scalar s = std::sqrt(mass);
+    for (Index i = 0; i < n; ++i) r[i] *= s;
+  }
+  /// r ~ N(0, m I) for any fixed-size vector or map.
+  template <class Rng, class X>
+  void sample(Rng& rng, X&& r) const noexcept {
+    sample(rng, r.data(), r.size());
   }
 };
 
@@ -50,15 +58,22 @@ struct QuadraticEnergy {
   auto gradient(const Eigen::MatrixBase<X>& x) const noexcept {
     return (x.array() - center).matrix() * weight;
   }
+  /// w (x_i − c) for one coordinate.
+  Scalar gradient1(Scalar x) const noexcept { return (x - center) * weight; }
   template <class X>
   Scalar energy(const Eigen::MatrixBase<X>& x) const noexcept {
     return weight * (x.array() - center).matrix().squaredNorm() / Scalar(2);
   }
-  /// x ~ N(c, I / w).
-  template <class Rng, int N>
-  void sample(Rng& rng, Vector<Scalar, N>& x) const noexcept {
-    fill_normal(rng, x);
-    x = (x / std::sqrt(weight)).array() + center;
+  /// x ~ N(c, I / w), written to n scalars at x.
+  template <class Rng>
+  void sample(Rng& rng, Scalar* x, Index n) const noexcept {
+    fill_normal(rng, x, n);
+    const Scalar s = Scalar(1) / std::sqrt(weight);
+    for (Index i = 0; i < n; ++i) x[i] = x[i] * s + center;
+  }
+  template <class Rng, class X>
+  void sample(Rng& rng, X&& x) const noexcept {
+    sample(rng, x.data(), x.size());
   }
 };
 

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
-// The sampler state z as named blocks with compile-time sizes, and the State value users own.
+// The sampler state z as named blocks with compile-time sizes (Layout), and BlockState: z as a
+// tuple of fixed-size vectors, the engine's working value for small dense or state-dependent
+// recipes and for automatic differentiation. The State users own is in core/state.hpp.
 #pragma once
 
 #include <array>
@@ -32,6 +34,16 @@ struct Layout {
   }
   /// Dimension of the position block (d in MATH.md).
   static constexpr int dim = block_size(0);
+  /// n rounded up to a multiple of `lanes`.
+  static constexpr int round_up(int n, int lanes) noexcept { return (n + lanes - 1) / lanes * lanes; }
+  /// Offset of block b when every block starts on a multiple of `lanes` scalars.
+  static constexpr int padded_offset(int b, int lanes) noexcept {
+    int o = 0;
+    for (int i = 0; i < b; ++i) o += round_up(block_size(i), lanes);
+    return o;
+  }
+  /// Size of all blocks with that padding.
+  static constexpr int padded_size(int lanes) noexcept { return padded_offset(blocks, lanes); }
 };
 
 namespace detail {
@@ -43,10 +55,12 @@ struct BlockTuple<Scalar, L, std::integer_sequence<int, B...>> {
 };
 }  // namespace detail
 
-/// The sampler state: a value the user owns (on the stack, copyable, comparable).
-/// Class invariant: none beyond the block sizes; finiteness is checked by every step.
+/// z as one fixed-size vector per block: a plain value (copyable, comparable), used inside the
+/// engine for small recipes with dense or whole-state structures, and in any scalar type
+/// (automatic differentiation). Sizes are limited by Eigen's fixed-size objects (128 KiB).
+/// Class invariant: none beyond the block sizes.
 template <class Scalar_, class Layout_>
-class State {
+class BlockState {
  public:
   using Scalar = Scalar_;
   using LayoutType = Layout_;
@@ -59,7 +73,7 @@ class State {
   using BlockVector = Vector<Scalar, Layout_::block_size(B)>;
 
   /// All blocks zero.
-  State() noexcept { zero(std::make_integer_sequence<int, blocks>{}); }
+  BlockState() noexcept { zero(std::make_integer_sequence<int, blocks>{}); }
 
   template <int B>
   BlockVector<B>& block() noexcept {
@@ -107,9 +121,11 @@ class State {
 
   bool all_finite() const noexcept { return finite(std::make_integer_sequence<int, blocks>{}); }
 
-  /// Bit-for-bit comparison of every block (NaN compares unequal, as in IEEE).
-  friend bool operator==(const State& a, const State& b) noexcept { return a.blocks_ == b.blocks_; }
-  friend bool operator!=(const State& a, const State& b) noexcept { return !(a == b); }
+  /// Value comparison of every block (IEEE: NaN unequal, +0 == -0).
+  friend bool operator==(const BlockState& a, const BlockState& b) noexcept {
+    return a.blocks_ == b.blocks_;
+  }
+  friend bool operator!=(const BlockState& a, const BlockState& b) noexcept { return !(a == b); }
 
  private:
   template <int... B>

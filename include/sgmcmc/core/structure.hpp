@@ -31,48 +31,44 @@ struct ModelContext {
 };
 
 namespace detail {
-template <class Fn, class Z, class = void>
-struct TakesStateOnly : std::false_type {};
-template <class Fn, class Z>
-struct TakesStateOnly<Fn, Z,
-                      std::void_t<decltype(std::declval<const Fn&>()(std::declval<const Z&>()))>>
+template <class F, class Z, class = void>
+struct CallableWithStateOnly : std::false_type {};
+template <class F, class Z>
+struct CallableWithStateOnly<F, Z, std::void_t<decltype(std::declval<const F&>()(std::declval<const Z&>()))>>
     : std::true_type {};
 
-/// fn(z) when fn takes the state alone (every structure written before contexts existed), else
-/// fn(z, ctx).
-template <class Fn, class Z, class Ctx>
-decltype(auto) call_block(const Fn& fn, const Z& z, const Ctx& ctx) noexcept {
-  if constexpr (TakesStateOnly<Fn, Z>::value) {
+/// f(z) when f takes the state alone, else f(z, ctx): the two calling conventions of every
+/// callable the engine evaluates (block values, analytic Γ rows and columns).
+template <class F, class Z, class Ctx>
+decltype(auto) call_optional_context(const F& f, const Z& z, const Ctx& ctx) noexcept {
+  if constexpr (CallableWithStateOnly<F, Z>::value) {
     static_cast<void>(ctx);
-    return fn(z);
+    return f(z);
   } else {
-    return fn(z, ctx);
+    return f(z, ctx);
   }
 }
 
-template <class G, class Z, class = void>
-struct RowsTakeStateOnly : std::false_type {};
-template <class G, class Z>
-struct RowsTakeStateOnly<
-    G, Z, std::void_t<decltype(std::declval<const G&>().rows(std::declval<const Z&>()))>>
-    : std::true_type {};
-template <class G, class Z, class = void>
-struct ColsTakeStateOnly : std::false_type {};
-template <class G, class Z>
-struct ColsTakeStateOnly<
-    G, Z, std::void_t<decltype(std::declval<const G&>().cols(std::declval<const Z&>()))>>
-    : std::true_type {};
-
+/// fn(z) or fn(z, ctx) for a block callable.
+template <class Fn, class Z, class Ctx>
+decltype(auto) call_block(const Fn& fn, const Z& z, const Ctx& ctx) noexcept {
+  return call_optional_context(fn, z, ctx);
+}
 /// gamma.rows(z) or gamma.rows(z, ctx), whichever the analytic Γ provides.
 template <class G, class Z, class Ctx>
 decltype(auto) call_gamma_rows(const G& gamma, const Z& z, const Ctx& ctx) noexcept {
-  if constexpr (RowsTakeStateOnly<G, Z>::value) {
-    static_cast<void>(ctx);
-    return gamma.rows(z);
-  } else {
-    return gamma.rows(z, ctx);
-  }
+  return call_optional_context(
+      [&gamma](const auto&... a) noexcept -> decltype(gamma.rows(a...)) { return gamma.rows(a...); },
+      z, ctx);
 }
+/// gamma.cols(z) or gamma.cols(z, ctx).
+template <class G, class Z, class Ctx>
+decltype(auto) call_gamma_cols(const G& gamma, const Z& z, const Ctx& ctx) noexcept {
+  return call_optional_context(
+      [&gamma](const auto&... a) noexcept -> decltype(gamma.cols(a...)) { return gamma.cols(a...); },
+      z, ctx);
+}
+
 template <class F, class = void>
 struct HasValid : std::false_type {};
 template <class F>
@@ -88,17 +84,6 @@ bool params_valid(const F& f) noexcept {
   } else {
     static_cast<void>(f);
     return true;
-  }
-}
-
-/// gamma.cols(z) or gamma.cols(z, ctx).
-template <class G, class Z, class Ctx>
-decltype(auto) call_gamma_cols(const G& gamma, const Z& z, const Ctx& ctx) noexcept {
-  if constexpr (ColsTakeStateOnly<G, Z>::value) {
-    static_cast<void>(ctx);
-    return gamma.cols(z);
-  } else {
-    return gamma.cols(z, ctx);
   }
 }
 }  // namespace detail
@@ -237,11 +222,19 @@ struct ScalarShape {};    ///< callable returns a scalar s(z): the block is s(z)
 struct DiagonalShape {};  ///< callable returns a vector v(z): the block is diag(v(z))
 struct DenseShape {};     ///< callable returns a matrix M(z) of the block's size
 
+// Every structure says whether it is `lanewise`: its value is diagonal (or, for a column joining a
+// position-sized block to a one-scalar block, a column) and entry i depends on the state only
+// through the entries i of its blocks. Recipes made of lanewise structures only run the fused
+// engine: one pass over the coordinates per step, any d (recipe.hpp). `uniform` ones have the
+// same value at every i. Constant lanewise structures give their entry i by lane(i).
+
 /// The zero block. Placing it costs nothing at all.
 struct Zero {
   static constexpr bool is_zero = true;
   static constexpr bool state_dependent = false;
   static constexpr bool diagonal_like = true;
+  static constexpr bool lanewise = true;
+  static constexpr bool uniform = true;
 };
 
 /// The identity block.
@@ -249,10 +242,13 @@ struct Identity {
   static constexpr bool is_zero = false;
   static constexpr bool state_dependent = false;
   static constexpr bool diagonal_like = true;
+  static constexpr bool lanewise = true;
+  static constexpr bool uniform = true;
   template <class Z, class Ctx = NoContext>
   IdentityValue eval(const Z&, const Ctx& = Ctx{}) const noexcept {
     return {};
   }
+  static constexpr int lane(Index) noexcept { return 1; }
 };
 
 /// s * I with a runtime scalar s.
@@ -261,24 +257,46 @@ struct Scaled {
   static constexpr bool is_zero = false;
   static constexpr bool state_dependent = false;
   static constexpr bool diagonal_like = true;
+  static constexpr bool lanewise = true;
+  static constexpr bool uniform = true;
   Scalar value{1};
   template <class Z, class Ctx = NoContext>
   ScalarValue<Scalar> eval(const Z&, const Ctx& = Ctx{}) const noexcept {
     return {value};
   }
+  Scalar lane(Index) const noexcept { return value; }
 };
 
-/// diag(v) with a runtime vector v.
+/// diag(v) with a runtime vector v held in the structure (an Eigen fixed-size vector: N up to
+/// Eigen's 128 KiB limit; for larger N use DiagonalMap).
 template <class Scalar, int N>
 struct Diagonal {
   static constexpr bool is_zero = false;
   static constexpr bool state_dependent = false;
   static constexpr bool diagonal_like = true;
+  static constexpr bool lanewise = true;
+  static constexpr bool uniform = false;
   Vector<Scalar, N> value = Vector<Scalar, N>::Ones();
   template <class Z, class Ctx = NoContext>
   DiagonalValue<const Vector<Scalar, N>&> eval(const Z&, const Ctx& = Ctx{}) const noexcept {
     return {value};
   }
+  Scalar lane(Index i) const noexcept { return value[i]; }
+};
+
+/// diag(v) with v in caller-owned memory of N scalars (any N; the caller keeps it alive and
+/// unchanged while a sampler uses it). Lanewise only: the fused engine reads v[i] in its pass.
+template <class Scalar, int N>
+struct DiagonalMap {
+  static constexpr bool is_zero = false;
+  static constexpr bool state_dependent = false;
+  static constexpr bool diagonal_like = true;
+  static constexpr bool lanewise = true;
+  static constexpr bool uniform = false;
+  const Scalar* values = nullptr;
+  Scalar lane(Index i) const noexcept { return values[i]; }
+  /// Non-null; the entries' finiteness and signs are checked by the recipe that uses it.
+  bool valid() const noexcept { return values != nullptr; }
 };
 
 /// A general R x C block with runtime entries.
@@ -287,6 +305,7 @@ struct Dense {
   static constexpr bool is_zero = false;
   static constexpr bool state_dependent = false;
   static constexpr bool diagonal_like = false;
+  static constexpr bool lanewise = false;
   Matrix<Scalar, R, C> value = Matrix<Scalar, R, C>::Identity();
   template <class Z, class Ctx = NoContext>
   DenseValue<const Matrix<Scalar, R, C>&> eval(const Z&, const Ctx& = Ctx{}) const noexcept {
@@ -322,6 +341,7 @@ struct StateDependent {
   static constexpr bool is_zero = false;
   static constexpr bool state_dependent = true;
   static constexpr bool diagonal_like = !std::is_same_v<Shape, DenseShape>;
+  static constexpr bool lanewise = false;  // fn sees the whole state: see Elementwise
   static constexpr bool separable = Separable;
   static constexpr bool auto_gamma = std::is_same_v<GammaFn, AutoGamma>;
   static constexpr bool zero_gamma = std::is_same_v<GammaFn, ZeroGamma>;
@@ -355,6 +375,126 @@ struct StateDependent {
         return DenseValue<R>{detail::call_block(fn, z, ctx)};
       }
     }
+  }
+};
+
+/// The values of every block at one coordinate i, in scalar type T: what an Elementwise callable
+/// sees. A block of size 1 beside position-sized ones (a scalar thermostat) appears with its one
+/// value at every i. T is the state's scalar, or an automatic-differentiation scalar when the
+/// engine computes Γ.
+template <class T, int Blocks>
+struct Lane {
+  using Scalar = T;
+  T v[Blocks];
+  template <int B>
+  const T& block() const noexcept {
+    static_assert(B >= 0 && B < Blocks, "no such block");
+    return v[B];
+  }
+  const T& position() const noexcept { return v[0]; }
+  template <int B = 1>
+  const T& momentum() const noexcept {
+    return block<B>();
+  }
+  template <int B = 2>
+  const T& thermostat() const noexcept {
+    return block<B>();
+  }
+};
+
+namespace detail {
+/// Lane i of a BlockState (blocks of size 1 give their one value at every i).
+template <class Z, int... B>
+Lane<typename Z::Scalar, Z::blocks> lane_of(const Z& z, Index i,
+                                            std::integer_sequence<int, B...>) noexcept {
+  return {{z.template block<B>()[Z::LayoutType::block_size(B) == 1 ? 0 : i]...}};
+}
+template <class Z>
+Lane<typename Z::Scalar, Z::blocks> lane_of(const Z& z, Index i) noexcept {
+  return lane_of(z, i, std::make_integer_sequence<int, Z::blocks>{});
+}
+}  // namespace detail
+
+/// A diagonal block whose entry i is fn(x), x the Lane of coordinate i: e.g. SGMGT's
+/// γ ∇K_c(p_i), or an SGRLD metric G⁻¹_ii(θ_i). fn is called as fn(x) with x a Lane of any
+/// scalar type T, returning T:
+///   struct Softplus { template <class X> auto operator()(const X& x) const {
+///       using std::exp; using std::log1p; using T = typename X::Scalar;
+///       return T(T(1) + log1p(exp(-x.position())));  // a concrete T, never an expression
+///   } };
+/// Γ: by forward automatic differentiation of fn along one direction (GammaFn = AutoGamma), or
+/// declared zero (ZeroGamma), or supplied per coordinate: gamma.rows(x) = ∂A_ii/∂z_{col,i} and,
+/// for a Q pair, gamma.cols(x) = ∂A_ii/∂z_{row,i}, both plain scalars at the Lane x.
+/// If fn has `bool valid() const`, the recipe checks it at configuration.
+template <class Fn, class GammaFn = AutoGamma>
+struct Elementwise {
+  static constexpr bool is_zero = false;
+  static constexpr bool state_dependent = true;
+  static constexpr bool diagonal_like = true;
+  static constexpr bool lanewise = true;
+  static constexpr bool uniform = false;
+  static constexpr bool separable = true;
+  static constexpr bool column = false;
+  static constexpr bool auto_gamma = std::is_same_v<GammaFn, AutoGamma>;
+  static constexpr bool zero_gamma = std::is_same_v<GammaFn, ZeroGamma>;
+  using ShapeType = DiagonalShape;
+  Fn fn{};
+  GammaFn gamma{};
+
+  bool valid() const noexcept { return detail::params_valid(fn); }
+
+  /// Entry i at the lane x.
+  template <class X>
+  auto at(const X& x) const noexcept {
+    using T = typename X::Scalar;
+    return T(fn(x));
+  }
+  /// The whole diagonal at a BlockState (the engine's general path).
+  template <class Z, class Ctx = NoContext>
+  auto eval(const Z& z, const Ctx& = Ctx{}) const noexcept {
+    using T = typename Z::Scalar;
+    constexpr int n = Z::LayoutType::dim;
+    Vector<T, n> v;
+    for (Index i = 0; i < n; ++i) v[i] = at(detail::lane_of(z, i));
+    return DiagonalValue<Vector<T, n>>{v};
+  }
+};
+
+/// A column block of Q joining a position-sized block (rows) to a one-scalar block (column),
+/// entry i = fn(x) at the Lane x of coordinate i: SGNHT's r/d. Row i of the big block gets
+/// −fn(x_i) ∂H/∂ξ and the scalar block gets Σ_i fn(x_i) ∂H/∂z_i, a sum the fused engine forms
+/// in its pass. Γ: AutoGamma, ZeroGamma, or gamma.rows(x) = ∂A_i/∂ξ and gamma.cols(x) =
+/// ∂A_i/∂z_{row,i} per coordinate (the engine sums the columns).
+template <class Fn, class GammaFn = AutoGamma>
+struct ElementwiseColumn {
+  static constexpr bool is_zero = false;
+  static constexpr bool state_dependent = true;
+  static constexpr bool diagonal_like = false;
+  static constexpr bool lanewise = true;
+  static constexpr bool uniform = false;
+  static constexpr bool separable = true;
+  static constexpr bool column = true;
+  static constexpr bool auto_gamma = std::is_same_v<GammaFn, AutoGamma>;
+  static constexpr bool zero_gamma = std::is_same_v<GammaFn, ZeroGamma>;
+  using ShapeType = DenseShape;
+  Fn fn{};
+  GammaFn gamma{};
+
+  bool valid() const noexcept { return detail::params_valid(fn); }
+
+  template <class X>
+  auto at(const X& x) const noexcept {
+    using T = typename X::Scalar;
+    return T(fn(x));
+  }
+  /// The column at a BlockState (general path).
+  template <class Z, class Ctx = NoContext>
+  auto eval(const Z& z, const Ctx& = Ctx{}) const noexcept {
+    using T = typename Z::Scalar;
+    constexpr int n = Z::LayoutType::dim;
+    Matrix<T, n, 1> m;
+    for (Index i = 0; i < n; ++i) m(i, 0) = at(detail::lane_of(z, i));
+    return DenseValue<Matrix<T, n, 1>>{m};
   }
 };
 

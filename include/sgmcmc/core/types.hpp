@@ -20,6 +20,34 @@ using Vector = Eigen::Matrix<Scalar, N, 1>;
 template <class Scalar, int Rows, int Cols>
 using Matrix = Eigen::Matrix<Scalar, Rows, Cols>;
 
+/// Alignment, in bytes, of every block of a state (core/state.hpp): one cache line on 64-bit
+/// hosts, so that each block starts on a vector-register boundary (AVX-512 included) and the
+/// step's loops need no peeling; the scalar's own alignment on microcontrollers, where padding
+/// would only cost RAM. Define SGMCMC_ALIGN_BYTES (a power of two) to override.
+#if defined(SGMCMC_ALIGN_BYTES)
+inline constexpr int kAlignBytes = SGMCMC_ALIGN_BYTES;
+#elif defined(__x86_64__) || defined(__aarch64__) || defined(_M_X64) || defined(_M_ARM64)
+inline constexpr int kAlignBytes = 64;
+#else
+inline constexpr int kAlignBytes = 8;
+#endif
+static_assert(kAlignBytes > 0 && (kAlignBytes & (kAlignBytes - 1)) == 0,
+              "SGMCMC_ALIGN_BYTES must be a power of two");
+
+/// The Eigen alignment flag that state views promise (16-byte aligned or better on hosts).
+inline constexpr int kMapAlignment = kAlignBytes >= 16 ? Eigen::Aligned16 : Eigen::Unaligned;
+
+/// A view of N scalars with a compile-time size: how states, gradients and noise of any size
+/// are seen (an Eigen fixed-size object over 128 KiB does not compile; a map of any size does).
+template <class Scalar, int N>
+using VectorMap = Eigen::Map<Vector<Scalar, N>, kMapAlignment>;
+/// Read-only counterpart of VectorMap.
+template <class Scalar, int N>
+using ConstVectorMap = Eigen::Map<const Vector<Scalar, N>, kMapAlignment>;
+/// A view of N scalars at any address (caller-owned arrays of unknown alignment).
+template <class Scalar, int N>
+using UnalignedMap = Eigen::Map<const Vector<Scalar, N>, Eigen::Unaligned>;
+
 /// Tolerances per scalar type (Sophus style): used by validators, never in the step.
 template <class Scalar>
 struct Constants;
@@ -59,6 +87,22 @@ template <class Bits>
 constexpr bool finite_bits(Bits acc) noexcept {
   return static_cast<Bits>(acc << 1) == 0;
 }
+/// acc |= bits of (x - x) for one scalar: the building block of the engine's fused loops, which
+/// test every value they write in the same pass (one reduction per step, no second pass).
+template <class S>
+inline void or_nonfinite(S x, BitsOf<S>& acc) noexcept {
+  const S d = x - x;
+  BitsOf<S> b;
+  std::memcpy(&b, &d, sizeof b);
+  acc |= b;
+}
+/// True iff all n entries of p are finite.
+template <class S>
+bool all_finite(const S* p, Index n) noexcept {
+  BitsOf<S> acc = 0;
+  for (Index i = 0; i < n; ++i) or_nonfinite(p[i], acc);
+  return finite_bits(acc);
+}
 /// True iff every entry of x is finite (see accumulate_nonfinite).
 template <class Derived>
 bool all_finite(const Eigen::PlainObjectBase<Derived>& x) noexcept {
@@ -66,7 +110,12 @@ bool all_finite(const Eigen::PlainObjectBase<Derived>& x) noexcept {
   accumulate_nonfinite(x, acc);
   return finite_bits(acc);
 }
-/// Expressions and maps: evaluated first.
+/// Contiguous maps: in place.
+template <class P, int O>
+bool all_finite(const Eigen::Map<P, O>& x) noexcept {
+  return all_finite(x.data(), x.size());
+}
+/// Other expressions: evaluated first (small sizes only).
 template <class Derived>
 bool all_finite(const Eigen::MatrixBase<Derived>& x) noexcept {
   return all_finite(x.eval());

@@ -2,6 +2,7 @@
 // The RNG contract every port fulfils, checked at compile time with plain-English messages.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 #include <utility>
@@ -16,7 +17,8 @@ namespace sgmcmc {
 ///   static constexpr result_type max() { return ~result_type(0); }
 ///   result_type operator()() noexcept;
 /// Optionally it also provides a faster standard-normal fill, which the core then uses:
-///   template <class Scalar, int N> void fill_normal(Eigen::Matrix<Scalar, N, 1>& out) noexcept;
+///   template <class Scalar> void fill_normal(Scalar* out, std::size_t n) noexcept;
+/// (n standard normals of type float or double written to out[0 .. n-1]).
 /// Streams for parallel chains come from the port's seeding or jump-ahead, never shared state.
 template <class Rng, class = void>
 struct IsRng : std::false_type {};
@@ -30,13 +32,13 @@ struct IsRng<Rng, std::void_t<typename Rng::result_type, decltype(std::declval<R
 template <class Rng>
 inline constexpr bool is_rng_v = IsRng<Rng>::value;
 
-template <class Rng, class Scalar, int N, class = void>
+template <class Rng, class Scalar, class = void>
 struct HasFillNormal : std::false_type {};
 
-template <class Rng, class Scalar, int N>
-struct HasFillNormal<
-    Rng, Scalar, N,
-    std::void_t<decltype(std::declval<Rng&>().fill_normal(std::declval<Vector<Scalar, N>&>()))>>
+template <class Rng, class Scalar>
+struct HasFillNormal<Rng, Scalar,
+                     std::void_t<decltype(std::declval<Rng&>().fill_normal(
+                         std::declval<Scalar*>(), std::declval<std::size_t>()))>>
     : std::true_type {};
 
 /// Compile-time check with a readable message, for use at the top of any function taking an RNG.

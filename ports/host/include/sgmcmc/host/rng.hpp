@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Host port RNG: xoshiro256++ with jump-ahead streams and a lane-parallel Box-Muller normal fill.
+// Host port RNG: xoshiro256++ words with jump-ahead streams, and a 16-lane SIMD Box-Muller normal
+// fill compiled for several instruction sets and chosen at run time (portable builds run the
+// AVX2 or AVX-512 kernel on machines that have it; no -march needed).
 #pragma once
 
 #include <cstddef>
@@ -8,6 +10,14 @@
 #include <type_traits>
 
 #include <Eigen/Core>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define SGMCMC_HOST_X86 1
+#elif defined(__aarch64__)
+#include <arm_neon.h>
+#define SGMCMC_HOST_NEON 1
+#endif
 
 #include "sgmcmc/port/rng.hpp"
 
@@ -72,159 +82,63 @@ inline To bit_cast(const From& from) noexcept {
   return to;
 }
 
-/// Natural logarithm for positive, finite, normal x, branch-free so that loops over it vectorise.
-/// x = 2^k m with m in [sqrt(1/2), sqrt(2)); ln m = 2 atanh(s), s = (m-1)/(m+1), |s| <= 0.1716,
-/// by its odd series (terms to s^9 in float, s^21 in double: truncation < 3e-9 and < 1e-18
-/// relative); k ln 2 is added in two parts so that k * ln2_hi is exact.
-/// Measured max relative error against a long-double reference (tests/port): 2.2e-7 (float, 2 ulp)
-/// and 2.7e-16 (double, 2 ulp). Not valid for 0, subnormals, negatives, inf or NaN.
-inline float log_approx(float x) noexcept {
-  std::uint32_t ix = bit_cast<std::uint32_t>(x);
-  ix += 0x3f800000U - 0x3f3504f3U;  // mantissas >= sqrt(2) carry into the exponent field
-  const auto k = static_cast<std::int32_t>(ix >> 23) - 127;
-  ix = (ix & 0x007fffffU) + 0x3f3504f3U;
-  const float f = bit_cast<float>(ix) - 1.0f;
-  const float s = f / (2.0f + f);
-  const float z = s * s;
-  const float p = 1.0f + z * (1.0f / 3 + z * (1.0f / 5 + z * (1.0f / 7 + z * (1.0f / 9))));
-  const auto kf = static_cast<float>(k);
-  return (kf * 1.4286068203094173e-06f + 2.0f * s * p) + kf * 0.693145751953125f;
-}
-
-/// Double-precision counterpart of log_approx(float); same reduction, longer series.
-inline double log_approx(double x) noexcept {
-  std::uint64_t ix = bit_cast<std::uint64_t>(x);
-  ix += 0x3ff0000000000000ULL - 0x3fe6a09e667f3bcdULL;
-  // k = exponent - 1023 as a double without an int64 -> double conversion (none in SSE2/AVX2):
-  // the biased exponent e <= 2047 goes into the mantissa of 2^52, then 2^52 + 1023 is removed.
-  const double kd = bit_cast<double>(0x4330000000000000ULL | (ix >> 52)) - 4503599627371519.0;
-  ix = (ix & 0x000fffffffffffffULL) + 0x3fe6a09e667f3bcdULL;
-  const double f = bit_cast<double>(ix) - 1.0;
-  const double s = f / (2.0 + f);
-  const double z = s * s;
-  double p = 1.0 / 21;
-  p = p * z + 1.0 / 19;
-  p = p * z + 1.0 / 17;
-  p = p * z + 1.0 / 15;
-  p = p * z + 1.0 / 13;
-  p = p * z + 1.0 / 11;
-  p = p * z + 1.0 / 9;
-  p = p * z + 1.0 / 7;
-  p = p * z + 1.0 / 5;
-  p = p * z + 1.0 / 3;
-  const double ln_m = 2.0 * s + 2.0 * s * z * p;
-  return (kd * 1.9082149292705877e-10 + ln_m) + kd * 6.93147180369123816490e-01;
-}
-
-/// cos a and sin a for a in [-pi/4, pi/4] by Taylor polynomials in a^2 (float: sin to a^11,
-/// cos to a^10, truncation < 3e-8 relative near |a| = pi/4; double: sin to a^17, cos to a^18,
-/// truncation < 1e-19). Measured max absolute error against long double: 6.7e-8 (float), 1.2e-16
-/// (double).
-inline void sincos_kernel(float a, float& c, float& s) noexcept {
-  const float z = a * a;
-  s = a + a * z *
-              (-1.0f / 6 +
-               z * (1.0f / 120 + z * (-1.0f / 5040 + z * (1.0f / 362880 - z * (1.0f / 39916800)))));
-  c = 1.0f +
-      z * (-0.5f + z * (1.0f / 24 + z * (-1.0f / 720 + z * (1.0f / 40320 - z * (1.0f / 3628800)))));
-}
-
-/// Double-precision counterpart of sincos_kernel(float).
-inline void sincos_kernel(double a, double& c, double& s) noexcept {
-  const double z = a * a;
-  double ps = -1.0 / 355687428096000.0;  // -1/17!
-  ps = ps * z + 1.0 / 1307674368000.0;   // 1/15!
-  ps = ps * z - 1.0 / 6227020800.0;      // -1/13!
-  ps = ps * z + 1.0 / 39916800.0;        // 1/11!
-  ps = ps * z - 1.0 / 362880.0;          // -1/9!
-  ps = ps * z + 1.0 / 5040.0;            // 1/7!
-  ps = ps * z - 1.0 / 120.0;             // -1/5!
-  ps = ps * z + 1.0 / 6.0;               // 1/3!
-  s = a - a * z * ps;
-  double pc = 1.0 / 6402373705728000.0;  // 1/18!
-  pc = pc * z - 1.0 / 20922789888000.0;  // -1/16!
-  pc = pc * z + 1.0 / 87178291200.0;     // 1/14!
-  pc = pc * z - 1.0 / 479001600.0;       // -1/12!
-  pc = pc * z + 1.0 / 3628800.0;         // 1/10!
-  pc = pc * z - 1.0 / 40320.0;           // -1/8!
-  pc = pc * z + 1.0 / 720.0;             // 1/6!
-  pc = pc * z - 1.0 / 24.0;              // -1/4!
-  pc = pc * z + 0.5;                     // 1/2!
-  c = 1.0 - z * pc;
-}
-
-/// Square root of y >= 0 (finite), branch-free and errno-free so that it vectorises without
-/// -fno-math-errno: a bit-level estimate of 1/sqrt(y) (relative error < 3.5%), three Newton steps
-/// (error e -> 1.5 e^2, so < 1e-10), then one correction of r = y / sqrt(y).
-/// Measured max relative error: 8.9e-8 (float, 1 ulp) over [1e-8, 1e8].
-inline float sqrt_approx(float y) noexcept {
-  const float h = 0.5f * y;
-  float x = bit_cast<float>(0x5f3759dfU - (bit_cast<std::uint32_t>(y) >> 1));
-  x = x * (1.5f - h * x * x);
-  x = x * (1.5f - h * x * x);
-  x = x * (1.5f - h * x * x);
-  const float r = y * x;
-  return r + x * (h - 0.5f * r * r);
-}
-
-/// Double-precision counterpart of sqrt_approx(float): four Newton steps (error < 1e-20).
-/// Measured max relative error: 1.7e-16 (double, 1 ulp) over [1e-8, 1e8].
-inline double sqrt_approx(double y) noexcept {
-  const double h = 0.5 * y;
-  double x = bit_cast<double>(0x5fe6eb50c7b537a9ULL - (bit_cast<std::uint64_t>(y) >> 1));
-  x = x * (1.5 - h * x * x);
-  x = x * (1.5 - h * x * x);
-  x = x * (1.5 - h * x * x);
-  x = x * (1.5 - h * x * x);
-  const double r = y * x;
-  return r + x * (h - 0.5 * r * r);
-}
-
-/// Box-Muller pair from the two 32-bit halves of one 64-bit word, float. lo gives the radius:
-/// u1 = (lo >> 1) 2^-31 + 2^-32 in (0, 1], r = sqrt(-2 ln u1) <= 6.67. hi gives the angle
-/// theta = q pi/2 + a: q = top 2 bits (quadrant), a = (f - 1.5) pi/2 in [-pi/4, pi/4) with f in
-/// [1, 2) built from the next 23 bits. Outputs z0 = r cos theta, z1 = r sin theta.
-inline void normal_pair(std::uint32_t lo, std::uint32_t hi, float& z0, float& z1) noexcept {
-  const float u1 = static_cast<float>(static_cast<std::int32_t>(lo >> 1)) * 4.656612873077393e-10f +
-                   2.3283064365386963e-10f;
-  const float r = sqrt_approx(-2.0f * log_approx(u1));
-  const float f = bit_cast<float>(0x3f800000U | ((hi >> 7) & 0x007fffffU));
-  const float a = (f - 1.5f) * 1.5707963267948966f;
-  float c;
-  float s;
-  sincos_kernel(a, c, s);
-  const std::uint32_t q = hi >> 30;
-  // theta = q pi/2 + a: odd quadrants swap cos and sin; cos < 0 for q in {1,2}, sin < 0 for {2,3}.
-  // Selects by bit masks rather than ?: so that targets without vector compares still vectorise.
-  const std::uint32_t swap = 0U - (q & 1U);
-  const std::uint32_t cb = bit_cast<std::uint32_t>(c);
-  const std::uint32_t sb = bit_cast<std::uint32_t>(s);
-  const std::uint32_t neg_c = ((q + 1U) & 2U) << 30;
-  const std::uint32_t neg_s = (q & 2U) << 30;
-  z0 = r * bit_cast<float>(((cb & ~swap) | (sb & swap)) ^ neg_c);
-  z1 = r * bit_cast<float>(((sb & ~swap) | (cb & swap)) ^ neg_s);
-}
-
-/// Box-Muller pair from two 64-bit words, double. w1 gives u1 = (2 (w1 >> 12) + 1) 2^-53 in
-/// (0, 1), exact, so r <= 8.58; w2 gives the quadrant (top 2 bits) and a 52-bit angle fraction.
-inline void normal_pair(std::uint64_t w1, std::uint64_t w2, double& z0, double& z1) noexcept {
-  const double u1 =
-      (bit_cast<double>(0x3ff0000000000000ULL | (w1 >> 12)) - 1.0) + 1.1102230246251565e-16;
-  const double r = sqrt_approx(-2.0 * log_approx(u1));
-  const double f = bit_cast<double>(0x3ff0000000000000ULL | ((w2 >> 10) & 0x000fffffffffffffULL));
-  const double a = (f - 1.5) * 1.5707963267948966;
-  double c;
-  double s;
-  sincos_kernel(a, c, s);
-  const std::uint64_t q = w2 >> 62;
-  const std::uint64_t swap = 0U - (q & 1U);
-  const std::uint64_t cb = bit_cast<std::uint64_t>(c);
-  const std::uint64_t sb = bit_cast<std::uint64_t>(s);
-  const std::uint64_t neg_c = ((q + 1U) & 2U) << 62;
-  const std::uint64_t neg_s = (q & 2U) << 62;
-  z0 = r * bit_cast<double>(((cb & ~swap) | (sb & swap)) ^ neg_c);
-  z1 = r * bit_cast<double>(((sb & ~swap) | (cb & swap)) ^ neg_s);
-}
+// The kernel, once per instruction set, each in its own register width (so that no function
+// passes a vector wider than its target's registers: no -Wpsabi notes).
+#if defined(SGMCMC_HOST_X86)
+namespace kernel_base {  // the build's own baseline: SSE2 on x86-64 unless the build asks more
+#define SGMCMC_KERNEL_BYTES 16
+#define SGMCMC_KERNEL_SQRT 1
+#include "sgmcmc/host/detail/normal_kernel.inc"
+#undef SGMCMC_KERNEL_SQRT
+#undef SGMCMC_KERNEL_BYTES
+}  // namespace kernel_base
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+#endif
+namespace kernel_avx2 {
+#define SGMCMC_KERNEL_BYTES 32
+#define SGMCMC_KERNEL_SQRT 2
+#include "sgmcmc/host/detail/normal_kernel.inc"
+#undef SGMCMC_KERNEL_SQRT
+#undef SGMCMC_KERNEL_BYTES
+}  // namespace kernel_avx2
+#if defined(__clang__)
+#pragma clang attribute pop
+#pragma clang attribute push(__attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,fma"))), \
+                             apply_to = function)
+#else
+#pragma GCC pop_options
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512dq,avx512vl,avx512bw,fma")
+#endif
+namespace kernel_avx512 {
+#define SGMCMC_KERNEL_BYTES 64
+#define SGMCMC_KERNEL_SQRT 3
+#include "sgmcmc/host/detail/normal_kernel.inc"
+#undef SGMCMC_KERNEL_SQRT
+#undef SGMCMC_KERNEL_BYTES
+}  // namespace kernel_avx512
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+#else
+namespace kernel_base {  // NEON on AArch64 (always present), plain scalar code elsewhere
+#define SGMCMC_KERNEL_BYTES 16
+#if defined(SGMCMC_HOST_NEON)
+#define SGMCMC_KERNEL_SQRT 4
+#else
+#define SGMCMC_KERNEL_SQRT 0
+#endif
+#include "sgmcmc/host/detail/normal_kernel.inc"
+#undef SGMCMC_KERNEL_SQRT
+#undef SGMCMC_KERNEL_BYTES
+}  // namespace kernel_base
+#endif
 
 template <class Scalar>
 inline constexpr bool is_float_or_double_v =
@@ -232,8 +146,31 @@ inline constexpr bool is_float_or_double_v =
 
 }  // namespace detail
 
-/// Host RNG: xoshiro256++ words for operator(), plus Rng::lanes independent xoshiro256++ lanes
-/// that fill_normal advances together so that the compiler vectorises the lane loop.
+/// The instruction set a host::Rng's normal kernel runs on. Base is the build's own baseline
+/// (SSE2 on x86-64 unless the build asks for more, NEON on AArch64, scalar code elsewhere).
+enum class Isa : std::uint8_t { Base, Avx2, Avx512 };
+
+/// Human-readable name of an Isa (static storage).
+constexpr const char* to_string(Isa isa) noexcept {
+  switch (isa) {
+    case Isa::Base:
+#if defined(SGMCMC_HOST_X86)
+      return "baseline (SSE2)";
+#elif defined(SGMCMC_HOST_NEON)
+      return "baseline (NEON)";
+#else
+      return "baseline (scalar)";
+#endif
+    case Isa::Avx2:
+      return "AVX2+FMA";
+    case Isa::Avx512:
+      return "AVX-512";
+  }
+  return "unknown";
+}
+
+/// Host RNG: xoshiro256++ words for operator(), plus 16 independent xoshiro256++ lanes that the
+/// normal kernel advances together in SIMD registers.
 ///
 /// Seeding: splitmix64(seed) gives the base state B (four words; never all zero). Stream k starts
 /// at J^k B, where J is the 2^128-step jump, so streams never overlap within 2^128 words. Inside a
@@ -242,21 +179,34 @@ inline constexpr bool is_float_or_double_v =
 /// 2^128 steps apart in the single period-(2^256 - 1) sequence. Construction costs 256 (k + 16)
 /// xoshiro steps (about 10 us for k = 0).
 ///
-/// operator() and fill_normal draw from disjoint sub-generators: interleaving them changes
-/// neither sequence. fill_normal yields one stream of normals in blocks of Rng::block = 32:
-/// leftover normals of a block are kept and served first by the next call, so the values depend
-/// only on how many normals were drawn in total, not on how the calls split them (same seed, same
-/// platform).
+/// Normals: Box-Muller on 16 lanes at once, 32 normals per block (float: one lane step; double:
+/// two), with a division-free polynomial log, the hardware square root and polynomial sin/cos on
+/// [-pi/4, pi/4] with a quadrant from the word's top bits (normal_kernel.inc). Float draws satisfy
+/// |z| <= 6.67, double |z| <= 8.58; measured error against exact Box-Muller on the same bits in
+/// tests/port. The kernel is compiled for the build's baseline and, on x86-64, for AVX2+FMA and
+/// AVX-512; the constructor picks the best the CPU supports (set_isa() forces one). A given seed
+/// gives bit-identical normals on a given kernel; kernels with FMA may round differently from the
+/// baseline, so force one Isa to reproduce a chain bit for bit across machines.
 ///
-/// Class invariant: no sub-generator state is all zero; 0 <= cached-normal position <= block.
-/// Size: about 1 KB (16 lanes of 32 bytes, plus the two caches).
+/// Buffering: each scalar type has a cache of cache_size normals. fill_normal serves the cache
+/// first, writes whole blocks straight into the output, and refills the cache for the rest, so
+/// the values depend only on how many normals were drawn in total, never on how the calls split
+/// them (same seed, same kernel). refill() tops the cache up ahead of time, so that a later
+/// fill_normal of at most cached() normals is a plain copy (the real-time pattern).
+/// operator() and the normal fill use disjoint sub-generators: interleaving them changes neither
+/// sequence. Float and double fills share the lanes, so their interleaving matters.
+///
+/// Class invariant: no sub-generator state is all zero; 0 <= pos <= end <= cache_size for each
+/// cache. Size: about 3.7 KB.
 class Rng {
  public:
   using result_type = std::uint64_t;
   /// Number of parallel xoshiro256++ lanes behind fill_normal.
   static constexpr int lanes = 16;
-  /// Normals produced per lane step (float) or per two lane steps (double).
-  static constexpr int block = 2 * lanes;
+  /// Normals produced per kernel block.
+  static constexpr int block = 32;
+  /// Normals buffered per scalar type.
+  static constexpr int cache_size = 8 * block;
 
   /// @param[in] seed   any 64-bit value; expanded by splitmix64.
   /// @param[in] stream index of an independent stream (k jumps of 2^128; O(k) to construct).
@@ -269,109 +219,171 @@ class Rng {
       detail::jump_state(t, detail::kLongJump);
       for (int k = 0; k < 4; ++k) lane_[k][j] = t[k];
     }
+    set_isa(best_isa());
   }
 
-  static constexpr result_type min() noexcept { return 0; }
-  static constexpr result_type max() noexcept { return ~result_type(0); }
+  /// The best kernel this CPU runs (checked once per call with the compiler's CPU detection).
+  static Isa best_isa() noexcept {
+    if (supported(Isa::Avx512)) return Isa::Avx512;
+    if (supported(Isa::Avx2)) return Isa::Avx2;
+    return Isa::Base;
+  }
+  /// Whether this build and CPU can run the kernel for isa.
+  static bool supported(Isa isa) noexcept {
+#if defined(SGMCMC_HOST_X86)
+    __builtin_cpu_init();
+    switch (isa) {
+      case Isa::Base:
+        return true;
+      case Isa::Avx2:
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+      case Isa::Avx512:
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+               __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw");
+    }
+    return false;
+#else
+    return isa == Isa::Base;
+#endif
+  }
+  /// The kernel in use.
+  Isa isa() const noexcept {
+    return isa_;
+  }
+  /// Selects the kernel; returns false (and changes nothing) if it is not supported here.
+  /// Switching kernels does not move the stream: the next normals come from the same lane states.
+  bool set_isa(Isa isa) noexcept {
+    if (!supported(isa)) return false;
+    isa_ = isa;
+#if defined(SGMCMC_HOST_X86)
+    switch (isa) {
+      case Isa::Avx512:
+        fill_f_ = &detail::kernel_avx512::fill_blocks;
+        fill_d_ = &detail::kernel_avx512::fill_blocks;
+        break;
+      case Isa::Avx2:
+        fill_f_ = &detail::kernel_avx2::fill_blocks;
+        fill_d_ = &detail::kernel_avx2::fill_blocks;
+        break;
+      case Isa::Base:
+        fill_f_ = &detail::kernel_base::fill_blocks;
+        fill_d_ = &detail::kernel_base::fill_blocks;
+        break;
+    }
+#else
+    fill_f_ = &detail::kernel_base::fill_blocks;
+    fill_d_ = &detail::kernel_base::fill_blocks;
+#endif
+    return true;
+  }
+
+  static constexpr result_type min() noexcept {
+    return 0;
+  }
+  static constexpr result_type max() noexcept {
+    return ~result_type(0);
+  }
 
   /// Next 64-bit word of the scalar sub-generator.
-  result_type operator()() noexcept { return detail::xoshiro_next(s_[0], s_[1], s_[2], s_[3]); }
+  result_type operator()() noexcept {
+    return detail::xoshiro_next(s_[0], s_[1], s_[2], s_[3]);
+  }
 
   /// Advances every sub-generator by 2^128 steps and discards cached normals, so that a freshly
   /// constructed Rng(seed, k) followed by jump() draws exactly as Rng(seed, k + 1).
   void jump() noexcept {
     detail::jump_state(s_, detail::kJump);
-    std::uint64_t acc[4][lanes] = {};
-    std::uint64_t sink[lanes];
-    for (int w = 0; w < 4; ++w) {
-      for (int b = 0; b < 64; ++b) {
-        if ((detail::kJump[w] >> b) & 1U) {
-          for (int k = 0; k < 4; ++k) {
-            for (int j = 0; j < lanes; ++j) acc[k][j] ^= lane_[k][j];
-          }
-        }
-        step_lanes(sink);
-      }
+    for (int j = 0; j < lanes; ++j) {
+      std::uint64_t t[4] = {lane_[0][j], lane_[1][j], lane_[2][j], lane_[3][j]};
+      detail::jump_state(t, detail::kJump);
+      for (int k = 0; k < 4; ++k) lane_[k][j] = t[k];
     }
-    for (int k = 0; k < 4; ++k) {
-      for (int j = 0; j < lanes; ++j) lane_[k][j] = acc[k][j];
-    }
-    pos_f_ = block;
-    pos_d_ = block;
+    pos_f_ = end_f_ = 0;
+    pos_d_ = end_d_ = 0;
   }
 
-  /// Fills out with independent N(0, 1) draws (Box-Muller over the lanes; see detail::normal_pair
-  /// for the bit layout). Float draws satisfy |z| <= 6.67, double draws |z| <= 8.58. Each value is
-  /// within 5.5e-7 (float) or 1.1e-15 (double) of exact Box-Muller on the same bits (measured).
+  /// Fills out with independent N(0, 1) draws.
   /// @param[out] out any fixed size N >= 1; float or double.
   template <class Scalar, int N, std::enable_if_t<detail::is_float_or_double_v<Scalar>, int> = 0>
   void fill_normal(Eigen::Matrix<Scalar, N, 1>& out) noexcept {
     static_assert(N >= 1, "sgmcmc::host::Rng::fill_normal needs a fixed size N >= 1");
-    if constexpr (N < block) {  // fast path for small N: a copy of compile-time length
-      int& pos = pos_of<Scalar>();
-      if (N <= block - pos) {
-        const Scalar* cache = cache_of<Scalar>() + static_cast<unsigned>(pos);
-        for (int j = 0; j < N; ++j) out[j] = cache[j];
-        pos += N;
-        return;
-      }
-    }
     fill_normal(out.data(), static_cast<std::size_t>(N));
   }
 
   /// Writes n standard normals to out[0 .. n-1]; the same stream as the vector overload.
   template <class Scalar, std::enable_if_t<detail::is_float_or_double_v<Scalar>, int> = 0>
   void fill_normal(Scalar* out, std::size_t n) noexcept {
-    Scalar* cache = cache_of<Scalar>();
+    const Scalar* cache = cache_of<Scalar>();
     int& pos = pos_of<Scalar>();
-    const auto cached = static_cast<std::size_t>(block - pos);
-    const std::size_t first = n < cached ? n : cached;
-    for (std::size_t j = 0; j < first; ++j) out[j] = cache[static_cast<std::size_t>(pos) + j];
-    pos += static_cast<int>(first);
-    std::size_t i = first;
-    for (; n - i >= static_cast<std::size_t>(block); i += block) {
-      make_block(cache);  // through the local cache: the lane loops vectorise without alias checks
-      for (std::size_t j = 0; j < static_cast<std::size_t>(block); ++j) out[i + j] = cache[j];
+    int& end = end_of<Scalar>();
+    const auto cached = static_cast<std::size_t>(end - pos);
+    if (cached > static_cast<std::size_t>(cache_size)) __builtin_unreachable();  // class invariant
+    if (n <= cached) {  // the common small-d case: one copy of cached normals
+      copy(cache + pos, n, out);
+      pos += static_cast<int>(n);
+      return;
+    }
+    copy(cache + pos, cached, out);
+    std::size_t i = cached;
+    pos = end = 0;
+    const std::size_t whole = (n - i) / block;
+    if (whole > 0) {
+      kernel<Scalar>()(lane_, out + i, whole);
+      i += whole * block;
     }
     if (i < n) {
+      kernel<Scalar>()(lane_, cache_of<Scalar>(), cache_size / block);
+      end = cache_size;
       const std::size_t rest = n - i;  // < block
-      make_block(cache);
-      for (std::size_t j = 0; j < rest; ++j) out[i + j] = cache[j];
+      copy(cache, rest, out + i);
       pos = static_cast<int>(rest);
     }
   }
 
+  /// Number of normals of type Scalar ready in the cache.
+  template <class Scalar, std::enable_if_t<detail::is_float_or_double_v<Scalar>, int> = 0>
+  std::size_t cached() const noexcept {
+    return static_cast<std::size_t>(end_of<Scalar>() - pos_of<Scalar>());
+  }
+
+  /// Tops the cache of Scalar normals up to at least cache_size - block + 1 (keeping the cached
+  /// ones first, so the stream is unchanged): the refill half of the real-time split.
+  template <class Scalar, std::enable_if_t<detail::is_float_or_double_v<Scalar>, int> = 0>
+  void refill() noexcept {
+    Scalar* cache = cache_of<Scalar>();
+    int& pos = pos_of<Scalar>();
+    int& end = end_of<Scalar>();
+    const int kept = end - pos;
+    for (int j = 0; j < kept; ++j) cache[j] = cache[pos + j];  // forward: safe for overlap
+    const int room = (cache_size - kept) / block;
+    if (room > 0) kernel<Scalar>()(lane_, cache + kept, static_cast<std::size_t>(room));
+    pos = 0;
+    end = kept + room * block;
+  }
+
+  /// The 16 lane states (word k of lane j at [k][j]): what the next normals are made from.
+  const std::uint64_t (&lane_words() const noexcept)[4][lanes] {
+    return lane_;
+  }
+
  private:
-  /// One xoshiro256++ step of every lane; words[j] receives lane j's output.
-  void step_lanes(std::uint64_t (&words)[lanes]) noexcept {
-    for (int j = 0; j < lanes; ++j) {
-      words[j] = detail::xoshiro_next(lane_[0][j], lane_[1][j], lane_[2][j], lane_[3][j]);
+  /// A plain loop, inlined and vectorised (a memcpy call costs more than the copy at small n).
+  template <class Scalar>
+  static void copy(const Scalar* from, std::size_t n, Scalar* to) noexcept {
+    for (std::size_t j = 0; j < n; ++j) to[j] = from[j];
+  }
+
+  template <class Scalar>
+  using Kernel = void (*)(std::uint64_t (&)[4][lanes], Scalar*, std::size_t) noexcept;
+
+  template <class Scalar>
+  Kernel<Scalar> kernel() const noexcept {
+    if constexpr (std::is_same_v<Scalar, float>) {
+      return fill_f_;
+    } else {
+      return fill_d_;
     }
   }
-
-  /// block float normals from one lane step: out[j], out[j + lanes] are lane j's Box-Muller pair.
-  void make_block(float* out) noexcept {
-    std::uint64_t w[lanes];
-    step_lanes(w);
-    // Split first: a loop whose elements are all 32-bit vectorises where a mixed one does not.
-    std::uint32_t lo[lanes];
-    std::uint32_t hi[lanes];
-    for (int j = 0; j < lanes; ++j) {
-      lo[j] = static_cast<std::uint32_t>(w[j]);
-      hi[j] = static_cast<std::uint32_t>(w[j] >> 32);
-    }
-    for (int j = 0; j < lanes; ++j) detail::normal_pair(lo[j], hi[j], out[j], out[j + lanes]);
-  }
-
-  /// block double normals from two lane steps: out[j], out[j + lanes] are lane j's pair.
-  void make_block(double* out) noexcept {
-    std::uint64_t w1[lanes];
-    std::uint64_t w2[lanes];
-    step_lanes(w1);
-    step_lanes(w2);
-    for (int j = 0; j < lanes; ++j) detail::normal_pair(w1[j], w2[j], out[j], out[j + lanes]);
-  }
-
   template <class Scalar>
   Scalar* cache_of() noexcept {
     if constexpr (std::is_same_v<Scalar, float>) {
@@ -388,13 +400,34 @@ class Rng {
       return pos_d_;
     }
   }
+  template <class Scalar>
+  const int& pos_of() const noexcept {
+    return const_cast<Rng*>(this)->pos_of<Scalar>();
+  }
+  template <class Scalar>
+  int& end_of() noexcept {
+    if constexpr (std::is_same_v<Scalar, float>) {
+      return end_f_;
+    } else {
+      return end_d_;
+    }
+  }
+  template <class Scalar>
+  const int& end_of() const noexcept {
+    return const_cast<Rng*>(this)->end_of<Scalar>();
+  }
 
-  std::uint64_t s_[4];                        // scalar sub-generator behind operator()
-  alignas(64) std::uint64_t lane_[4][lanes];  // lane_[k][j]: word k of lane j
-  alignas(64) double cache_d_[block] = {};    // unused normals of the last double block
-  alignas(64) float cache_f_[block] = {};     // unused normals of the last float block
-  int pos_d_ = block;                         // next unused index in cache_d_ (block: empty)
-  int pos_f_ = block;                         // next unused index in cache_f_
+  alignas(64) double cache_d_[cache_size] = {};  // normals [pos_d_, end_d_) are unused
+  alignas(64) float cache_f_[cache_size] = {};   // normals [pos_f_, end_f_) are unused
+  alignas(64) std::uint64_t lane_[4][lanes];     // lane_[k][j]: word k of lane j
+  std::uint64_t s_[4];                           // scalar sub-generator behind operator()
+  Kernel<float> fill_f_ = nullptr;
+  Kernel<double> fill_d_ = nullptr;
+  int pos_f_ = 0;
+  int end_f_ = 0;
+  int pos_d_ = 0;
+  int end_d_ = 0;
+  Isa isa_ = Isa::Base;
 };
 
 static_assert(is_rng_v<Rng>, "sgmcmc::host::Rng must satisfy the port RNG contract");
