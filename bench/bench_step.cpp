@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
-// ns/step of every sampler against its floor (DESIGN §7): the step's own Gaussian draws plus one
-// fused multiply-add pass over its state, timed in the same benchmark. docs/PERFORMANCE.md.
+// ns/step of every sampler against an independent floor (DESIGN §7): the floor draws the step's
+// normals from the bench's own SIMD generator (floor.c, no library code) and makes one fused
+// multiply-add pass over a state-sized vector. Each row also times, in the same run, the
+// library's normal fill and std::normal_distribution per variate. HMC is timed per leapfrog
+// step against a bare HMC loop written here. docs/PERFORMANCE.md shows the table.
 
 // GCC 12 with -march=native on AVX-512 warns inside its own intrinsic headers when Eigen uses
 // _mm512_undefined_* (GCC bug 105593, a false positive); with -Werror that fails the build.
@@ -11,8 +14,11 @@
 
 #include <benchmark/benchmark.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <memory>
+#include <random>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -23,6 +29,7 @@
 #include <xmmintrin.h>
 #endif
 
+#include "floor.h"
 #include "sgmcmc/host/rng.hpp"
 #include "sgmcmc/sgmcmc.hpp"
 
@@ -39,172 +46,235 @@ std::int64_t thread_ns() noexcept {
 /// U = θᵀθ/2: the cheapest gradient a sampler can be given (g = θ, inlined), so that the timing
 /// is the sampler's own work. The noisy chains stay near N(0, I); the optimisers converge to 0.
 struct Quadratic {
-  template <class T, int D>
-  void gradient(const sgmcmc::Vector<T, D>& theta, sgmcmc::Vector<T, D>& g) const noexcept {
+  template <class Theta, class Grad>
+  void gradient(const Theta& theta, Grad& g) const noexcept {
     g = theta;
   }
-  template <class T, int D>
-  T potential(const sgmcmc::Vector<T, D>& theta) const noexcept {
-    return theta.squaredNorm() / T(2);
+  template <class Theta>
+  typename Theta::Scalar potential(const Theta& theta) const noexcept {
+    return theta.squaredNorm() / typename Theta::Scalar(2);
   }
 };
 
-/// How a sampler is benchmarked. Recipe samplers: one step per iteration; the floor draws
-/// noise_dim normals and makes one pass over the whole state.
-template <class S, class = void>
-struct BenchTraits {
-  static constexpr int state_size = S::StateType::size;
-  static constexpr int normals = S::noise_dim;
-  static constexpr int passes = 1;  ///< FMA passes over the state in one iteration's floor
-  static constexpr int units = 1;   ///< steps per iteration (ns/step = time / units)
-  static typename S::Params params() noexcept { return {}; }
-  template <class Model, class Rng>
-  static sgmcmc::Status run(const S& s, typename S::StateType& z, const Model& m,
-                            Rng& rng) noexcept {
-    return s.step(z, m, rng);
+/// Aligned heap storage for the bench's own vectors (allocated before timing).
+template <class T>
+struct Buffer {
+  explicit Buffer(std::size_t n) : p(static_cast<T*>(::operator new[](n * sizeof(T), std::align_val_t(64)))), n(n) {
+    for (std::size_t i = 0; i < n; ++i) p[i] = T(0);
   }
+  ~Buffer() { ::operator delete[](p, std::align_val_t(64)); }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  T* p;
+  std::size_t n;
 };
 
-/// HMC (it has an Info type): one iteration is a whole transition of L leapfrog steps (momentum
-/// refresh, L leapfrogs, Metropolis test); reported per leapfrog step. Its floor: the refresh's
-/// d normals and one pass over (θ, r) per leapfrog step.
+void floor_normals(FloorRng* r, float* out, int n) { floor_normals_f(r, out, n); }
+void floor_normals(FloorRng* r, double* out, int n) { floor_normals_d(r, out, n); }
+void floor_step(FloorRng* r, float* x, const float* g, int n, int m, float a, float b) {
+  floor_step_f(r, x, g, n, m, a, b);
+}
+void floor_step(FloorRng* r, double* x, const double* g, int n, int m, double a, double b) {
+  floor_step_d(r, x, g, n, m, a, b);
+}
+
+/// How a recipe sampler is benchmarked: one step per iteration; the floor draws noise_dim normals
+/// and makes one pass over the whole state.
 template <class S>
-struct BenchTraits<S, std::void_t<typename S::Info>> {
-  static constexpr int leapfrogs = 10;
-  static constexpr int state_size = S::StateType::size;
-  static constexpr int normals = S::StateType::dim;
-  static constexpr int passes = leapfrogs;
-  static constexpr int units = leapfrogs;
-  static typename S::Params params() noexcept {
-    typename S::Params p;
-    p.steps = leapfrogs;
-    return p;
-  }
-  template <class Model, class Rng>
-  static sgmcmc::Status run(const S& s, typename S::StateType& z, const Model& m,
-                            Rng& rng) noexcept {
-    return s.step(z, m, rng);
-  }
+struct RecipeRow {
+  using Scalar = typename S::Scalar;
+  static constexpr int dim = S::dim;
+  static constexpr int state_size = S::State::size;
+  static constexpr int normals = S::noise_dim;
+  static typename S::Params params() noexcept { return typename S::Params{}; }
 };
 
-/// The floor of one step: fill M standard normals ζ with the same RNG, then one fused pass over a
-/// state-sized vector x (size N >= M): x_i += a g_i + b ζ_i for i < M, x_i += a g_i for i >= M.
-/// g is a constant vector (the gradient is already in memory). Extra passes (HMC) are x += a g.
-template <class Scalar, int N, int M>
-class Floor {
- public:
-  Floor() noexcept {
-    x_.setConstant(Scalar(0.5));
-    for (int i = 0; i < N; ++i) g_[i] = Scalar(i % 7) / Scalar(7) - Scalar(0.5);
-    zeta_.setZero();
-  }
-
-  /// count floors, each with `passes` passes over x.
-  template <class Rng>
-  [[gnu::noinline, gnu::flatten]] void run(Rng& rng, int passes, std::int64_t count) noexcept {
-    benchmark::DoNotOptimize(count);
-    benchmark::DoNotOptimize(passes);
-    for (std::int64_t i = 0; i < count; ++i) {
-      if constexpr (M > 0) {
-        sgmcmc::fill_normal(rng, zeta_);
-        x_.template head<M>() += a_ * g_.template head<M>() + b_ * zeta_;
-        if constexpr (N > M) x_.template tail<N - M>() += a_ * g_.template tail<N - M>();
-      } else {
-        x_ += a_ * g_;
-      }
-      for (int p = 1; p < passes; ++p) x_ += a_ * g_;
-    }
-  }
-  /// count normal fills alone.
-  template <class Rng>
-  [[gnu::noinline, gnu::flatten]] void fill(Rng& rng, std::int64_t count) noexcept {
-    benchmark::DoNotOptimize(count);
-    for (std::int64_t i = 0; i < count; ++i) {
-      if constexpr (M > 0) sgmcmc::fill_normal(rng, zeta_);
-      benchmark::DoNotOptimize(zeta_);
-    }
-  }
-
- private:
-  sgmcmc::Vector<Scalar, N> x_;
-  sgmcmc::Vector<Scalar, N> g_;
-  sgmcmc::Vector<Scalar, (M > 0 ? M : 1)> zeta_;
-  Scalar a_ = Scalar(-1e-3);
-  Scalar b_ = Scalar(0.0447);
-};
-
-/// count steps in a loop of its own, as a user's loop would run them. noinline keeps the harness
-/// out of the step's code; flatten inlines the whole step into the loop, which is what GCC does by
-/// itself in a small translation unit with one sampler, but not in this one, where dozens of
-/// instantiations share Eigen's kernels (docs/PERFORMANCE.md, "Where the step loses time").
-/// Returns the number of failed steps.
-template <class S, class Model, class Rng>
-[[gnu::noinline, gnu::flatten]] std::int64_t run_steps(const S& sampler, typename S::StateType& z,
-                                                       const Model& model, Rng& rng,
-                                                       std::int64_t count) noexcept {
-  benchmark::DoNotOptimize(count);  // no constant propagation: the loop stays a loop
+/// Steps in a loop of their own, as a user's loop would run them. noinline keeps the harness out
+/// of the step's code; flatten inlines the whole step into the loop (docs/PERFORMANCE.md).
+template <class S, class St, class Model, class Rng>
+[[gnu::noinline, gnu::flatten]] std::int64_t run_steps(const S& sampler, St& z, const Model& model,
+                                                       Rng& rng, std::int64_t count) noexcept {
+  benchmark::DoNotOptimize(count);
   std::int64_t failures = 0;
-  for (std::int64_t i = 0; i < count; ++i) {
-    failures += BenchTraits<S>::run(sampler, z, model, rng) ? 0 : 1;
-  }
+  for (std::int64_t i = 0; i < count; ++i) failures += sampler.step(z, model, rng) ? 0 : 1;
   return failures;
+}
+
+template <class Scalar>
+[[gnu::noinline]] void run_floor(FloorRng* r, Scalar* x, const Scalar* g, int n, int m,
+                                 std::int64_t count) noexcept {
+  benchmark::DoNotOptimize(count);
+  for (std::int64_t i = 0; i < count; ++i) {
+    floor_step(r, x, g, n, m, Scalar(-1e-3), Scalar(0.0447));
+    benchmark::DoNotOptimize(x);
+  }
+}
+
+template <class Scalar>
+[[gnu::noinline]] void run_fill(sgmcmc::host::Rng& rng, Scalar* z, int m,
+                                std::int64_t count) noexcept {
+  benchmark::DoNotOptimize(count);
+  for (std::int64_t i = 0; i < count; ++i) {
+    rng.fill_normal(z, static_cast<std::size_t>(m));
+    benchmark::DoNotOptimize(z);
+  }
+}
+
+template <class Scalar>
+[[gnu::noinline]] void run_std(std::mt19937_64& gen, std::normal_distribution<Scalar>& dist,
+                               Scalar* z, int m, std::int64_t count) noexcept {
+  benchmark::DoNotOptimize(count);
+  for (std::int64_t i = 0; i < count; ++i) {
+    for (int j = 0; j < m; ++j) z[j] = dist(gen);
+    benchmark::DoNotOptimize(z);
+  }
 }
 
 /// Steps per call of run_steps: amortises the call.
 constexpr std::int64_t kBatch = 16;
 
-/// Times the sampler's step and, in the same benchmark, the floor and the normal fill alone for
-/// about as many iterations (half before and half after the step loop, so that slow drifts of
-/// the machine hit both alike), all in thread CPU time. Counters, per step (HMC: per leapfrog
-/// step): step_ns, floor_ns, fill_ns and ratio = step_ns / floor_ns.
+template <class F>
+std::int64_t timed(F&& f) {
+  const std::int64_t t0 = thread_ns();
+  f();
+  return thread_ns() - t0;
+}
+
+/// Times the step and, in the same benchmark, the floor (half before and half after, so that
+/// slow drifts of the machine hit both alike), the library's fill and std::normal_distribution.
+/// Counters: step_ns, floor_ns, ratio = step/floor, fill_ns and std_ns per variate, speedup.
 template <class S>
 void BM_Step(benchmark::State& state) {
-  using Traits = BenchTraits<S>;
-  using Scalar = typename S::StateType::Scalar;
-  constexpr int dim = S::StateType::dim;
+  using Row = RecipeRow<S>;
+  using Scalar = typename Row::Scalar;
+  constexpr int m = Row::normals;
+  constexpr int n = Row::state_size;
 
-  const S sampler(Traits::params());
+  const S sampler(Row::params());
   if (!sampler.status()) {
     state.SkipWithError(sampler.status().message());
     return;
   }
   const Quadratic model;
   sgmcmc::host::Rng rng(20240611u);
-  sgmcmc::host::Rng floor_rng(20240611u, 1);
-  auto z = sampler.start(sgmcmc::Vector<Scalar, dim>::Constant(Scalar(0.5)));
-  Floor<Scalar, Traits::state_size, Traits::normals> floor;
+  sgmcmc::host::Rng fill_rng(20240611u, 1);
+  auto z = std::make_unique<typename S::State>();
+  static_cast<void>(sampler.start(*z, sgmcmc::Vector<Scalar, Row::dim>::Constant(Scalar(0.5))));
 
-  const auto timed = [](auto&& f) {
-    const std::int64_t t0 = thread_ns();
-    f();
-    return thread_ns() - t0;
-  };
+  FloorRng floor_rng;
+  floor_rng_init(&floor_rng, 20240611u);
+  Buffer<Scalar> x(n), g(n), zeta(m > 0 ? m : 1);
+  for (int i = 0; i < n; ++i) {
+    x.p[i] = Scalar(0.5);
+    g.p[i] = Scalar(i % 7) / Scalar(7) - Scalar(0.5);
+  }
+  std::mt19937_64 gen(7);
+  std::normal_distribution<Scalar> dist;
+
   const std::int64_t first = state.max_iterations / 2;
-  std::int64_t floor_time = timed([&] { floor.run(floor_rng, Traits::passes, first); });
-  std::int64_t fill_time = timed([&] { floor.fill(floor_rng, first); });
+  std::int64_t floor_time = timed([&] { run_floor(&floor_rng, x.p, g.p, n, m, first); });
+  std::int64_t fill_time = m > 0 ? timed([&] { run_fill(fill_rng, zeta.p, m, first); }) : 0;
 
   std::int64_t failures = 0;
   const std::int64_t t0 = thread_ns();
-  while (state.KeepRunningBatch(kBatch)) failures += run_steps(sampler, z, model, rng, kBatch);
+  while (state.KeepRunningBatch(kBatch)) failures += run_steps(sampler, *z, model, rng, kBatch);
   const std::int64_t step_time = thread_ns() - t0;
-  benchmark::DoNotOptimize(z);
+  benchmark::DoNotOptimize(z->data());
 
-  const std::int64_t n = static_cast<std::int64_t>(state.iterations());
-  floor_time += timed([&] { floor.run(floor_rng, Traits::passes, n - first); });
-  fill_time += timed([&] { floor.fill(floor_rng, n - first); });
-  benchmark::DoNotOptimize(floor);
+  const std::int64_t iters = static_cast<std::int64_t>(state.iterations());
+  floor_time += timed([&] { run_floor(&floor_rng, x.p, g.p, n, m, iters - first); });
+  if (m > 0) fill_time += timed([&] { run_fill(fill_rng, zeta.p, m, iters - first); });
+  const std::int64_t std_iters = iters / 8 > 0 ? iters / 8 : 1;
+  const std::int64_t std_time = m > 0 ? timed([&] { run_std(gen, dist, zeta.p, m, std_iters); }) : 0;
 
   if (failures != 0) {
     state.SkipWithError("a step failed");
     return;
   }
-  const double units = static_cast<double>(n) * Traits::units;
-  const double step_ns = static_cast<double>(step_time) / units;
-  const double floor_ns = static_cast<double>(floor_time) / units;
-  state.counters["step_ns"] = step_ns;
-  state.counters["floor_ns"] = floor_ns;
-  state.counters["fill_ns"] = static_cast<double>(fill_time) / units;
-  state.counters["ratio"] = step_ns / floor_ns;
+  const double units = static_cast<double>(iters);
+  state.counters["step_ns"] = static_cast<double>(step_time) / units;
+  state.counters["floor_ns"] = static_cast<double>(floor_time) / units;
+  state.counters["ratio"] = static_cast<double>(step_time) / static_cast<double>(floor_time);
+  if (m > 0) {
+    const double fill_ns = static_cast<double>(fill_time) / (units * m);
+    const double std_ns = static_cast<double>(std_time) / (static_cast<double>(std_iters) * m);
+    state.counters["fill_ns"] = fill_ns;
+    state.counters["std_ns"] = std_ns;
+    state.counters["speedup"] = std_ns / fill_ns;
+  }
+}
+
+/// A bare HMC transition written here with Eigen maps and the floor's generator: refresh, the
+/// potential, L leapfrog steps, the Metropolis test. What the library's HMC is compared with.
+template <class Scalar, int D>
+struct BareHMC {
+  using Map = Eigen::Map<Eigen::Matrix<Scalar, D, 1>, Eigen::Aligned16>;
+  Buffer<Scalar> theta{D}, r{D}, g{D}, theta0{D};
+  FloorRng rng;
+  Scalar h = Scalar(0.1);
+  int steps = 10;
+  std::int64_t accepted = 0;
+
+  BareHMC() {
+    floor_rng_init(&rng, 99);
+    Map(theta.p).setConstant(Scalar(0.5));
+  }
+  [[gnu::noinline]] void transitions(std::int64_t count) noexcept {
+    Map th(theta.p), mom(r.p), grad(g.p), th0(theta0.p);
+    benchmark::DoNotOptimize(count);
+    for (std::int64_t c = 0; c < count; ++c) {
+      floor_normals(&rng, r.p, D);
+      th0 = th;
+      grad = th;
+      const Scalar h0 = th.squaredNorm() / 2 + mom.squaredNorm() / 2;
+      for (int l = 0; l < steps; ++l) {
+        mom -= (h / 2) * grad;
+        th += h * mom;
+        grad = th;
+        mom -= (h / 2) * grad;
+      }
+      const Scalar h1 = th.squaredNorm() / 2 + mom.squaredNorm() / 2;
+      Scalar u;
+      floor_normals(&rng, &u, 1);
+      if (h1 - h0 > Scalar(0) && std::abs(u) < std::sqrt(Scalar(2)) * (h1 - h0) / 4) {
+        th = th0;  // a rejection rule of comparable cost (the bare loop needs no exact test)
+      } else {
+        ++accepted;
+      }
+    }
+    benchmark::DoNotOptimize(theta.p);
+  }
+};
+
+/// HMC per leapfrog step (L = 10, h = 0.1) against the bare loop, in one benchmark.
+template <class Scalar, int D>
+void BM_HMC(benchmark::State& state) {
+  using S = sgmcmc::HMC<Scalar, D>;
+  typename S::Params p;
+  p.step_size = Scalar(0.1);
+  p.steps = 10;
+  const S sampler(p);
+  const Quadratic model;
+  sgmcmc::host::Rng rng(5);
+  auto z = std::make_unique<typename S::State>();
+  static_cast<void>(sampler.start(*z, sgmcmc::Vector<Scalar, D>::Constant(Scalar(0.5))));
+  BareHMC<Scalar, D> bare;
+  const std::int64_t first = state.max_iterations / 2;
+  std::int64_t bare_time = timed([&] { bare.transitions(first); });
+  std::int64_t failures = 0;
+  const std::int64_t t0 = thread_ns();
+  while (state.KeepRunningBatch(1)) failures += run_steps(sampler, *z, model, rng, 1);
+  const std::int64_t lib_time = thread_ns() - t0;
+  const std::int64_t iters = static_cast<std::int64_t>(state.iterations());
+  bare_time += timed([&] { bare.transitions(iters - first); });
+  if (failures != 0) {
+    state.SkipWithError("a step failed");
+    return;
+  }
+  const double leapfrogs = static_cast<double>(iters) * p.steps;
+  state.counters["step_ns"] = static_cast<double>(lib_time) / leapfrogs;
+  state.counters["floor_ns"] = static_cast<double>(bare_time) / leapfrogs;
+  state.counters["ratio"] = static_cast<double>(lib_time) / static_cast<double>(bare_time);
 }
 
 /// Console output as usual, then one markdown table of the per-row medians (or single runs).
@@ -220,10 +290,9 @@ class TableReporter : public benchmark::ConsoleReporter {
       if (r.error_occurred || !(single || median)) continue;
       Row row;
       row.name = r.run_name.function_name;
-      row.step_ns = value(r, "step_ns");
-      row.floor_ns = value(r, "floor_ns");
-      row.fill_ns = value(r, "fill_ns");
-      row.ratio = value(r, "ratio");
+      for (const char* key : {"step_ns", "floor_ns", "ratio", "fill_ns", "std_ns", "speedup"}) {
+        row.values.push_back(value(r, key));
+      }
       rows_.push_back(row);
     }
   }
@@ -234,8 +303,9 @@ class TableReporter : public benchmark::ConsoleReporter {
     std::FILE* out = stdout;
     std::fflush(out);
     std::fprintf(out,
-                 "\n| sampler | scalar | d | ns/step | floor ns | (fill ns) | step/floor |\n"
-                 "|---|---|---:|---:|---:|---:|---:|\n");
+                 "\n| sampler | scalar | d | ns/step | floor ns | step/floor | fill ns/variate | "
+                 "std ns/variate | fill speed-up |\n"
+                 "|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
     for (const Row& row : rows_) {
       std::string fields[3];
       std::size_t f = 0;
@@ -246,9 +316,15 @@ class TableReporter : public benchmark::ConsoleReporter {
           fields[f] += c;
         }
       }
-      std::fprintf(out, "| %s | %s | %s | %.1f | %.1f | %.1f | %.2f |\n", fields[0].c_str(),
-                   fields[1].c_str(), fields[2].c_str(), row.step_ns, row.floor_ns, row.fill_ns,
-                   row.ratio);
+      const auto& v = row.values;
+      if (v[3] > 0) {
+        std::fprintf(out, "| %s | %s | %s | %.1f | %.1f | %.2f | %.3f | %.2f | %.1fx |\n",
+                     fields[0].c_str(), fields[1].c_str(), fields[2].c_str(), v[0], v[1], v[2],
+                     v[3], v[4], v[5]);
+      } else {
+        std::fprintf(out, "| %s | %s | %s | %.1f | %.1f | %.2f | | | |\n", fields[0].c_str(),
+                     fields[1].c_str(), fields[2].c_str(), v[0], v[1], v[2]);
+      }
     }
     std::fflush(out);
   }
@@ -256,10 +332,7 @@ class TableReporter : public benchmark::ConsoleReporter {
  private:
   struct Row {
     std::string name;
-    double step_ns = 0;
-    double floor_ns = 0;
-    double fill_ns = 0;
-    double ratio = 0;
+    std::vector<double> values;
   };
   static double value(const Run& r, const char* key) {
     const auto it = r.counters.find(key);
@@ -281,25 +354,38 @@ class TableReporter : public benchmark::ConsoleReporter {
                                                         &BM_Step<sgmcmc::Sampler<Scalar, Dim>>) \
                              ->Unit(benchmark::kNanosecond)
 
-/// Every row of one sampler: d in {2, 8, 32, 100, 128}, float and double.
-#define SGMCMC_BENCH_SAMPLER(Sampler) \
-  SGMCMC_BENCH(Sampler, float, 2);    \
-  SGMCMC_BENCH(Sampler, float, 8);    \
-  SGMCMC_BENCH(Sampler, float, 32);   \
-  SGMCMC_BENCH(Sampler, float, 100);  \
-  SGMCMC_BENCH(Sampler, float, 128);  \
-  SGMCMC_BENCH(Sampler, double, 2);   \
-  SGMCMC_BENCH(Sampler, double, 8);   \
-  SGMCMC_BENCH(Sampler, double, 32);  \
-  SGMCMC_BENCH(Sampler, double, 100); \
-  SGMCMC_BENCH(Sampler, double, 128)
+/// Every row of one sampler: d in {2, 8, 32, 100, 104, 128, 1024, 100000}, float and double.
+#define SGMCMC_BENCH_SCALAR(Sampler, Scalar) \
+  SGMCMC_BENCH(Sampler, Scalar, 2);          \
+  SGMCMC_BENCH(Sampler, Scalar, 8);          \
+  SGMCMC_BENCH(Sampler, Scalar, 32);         \
+  SGMCMC_BENCH(Sampler, Scalar, 100);        \
+  SGMCMC_BENCH(Sampler, Scalar, 104);        \
+  SGMCMC_BENCH(Sampler, Scalar, 128);        \
+  SGMCMC_BENCH(Sampler, Scalar, 1024);       \
+  SGMCMC_BENCH(Sampler, Scalar, 100000)
+#define SGMCMC_BENCH_SAMPLER(Sampler)   \
+  SGMCMC_BENCH_SCALAR(Sampler, float); \
+  SGMCMC_BENCH_SCALAR(Sampler, double)
 
 SGMCMC_BENCH_SAMPLER(SGLD);
 SGMCMC_BENCH_SAMPLER(SGHMC);
 SGMCMC_BENCH_SAMPLER(SGNHT);
-SGMCMC_BENCH_SAMPLER(SGD);
-SGMCMC_BENCH_SAMPLER(SGDMomentum);
-SGMCMC_BENCH_SAMPLER(HMC);
+SGMCMC_BENCH(SGD, float, 32);
+SGMCMC_BENCH(SGD, double, 32);
+SGMCMC_BENCH(SGDMomentum, float, 32);
+SGMCMC_BENCH(SGDMomentum, double, 32);
+
+#define SGMCMC_BENCH_HMC(Scalar, Dim)                                                          \
+  static ::benchmark::internal::Benchmark* SGMCMC_BENCH_CAT(sgmcmc_bench_, __COUNTER__)        \
+      BENCHMARK_UNUSED =                                                                       \
+          ::benchmark::RegisterBenchmark("HMC-vs-bare/" #Scalar "/" #Dim, &BM_HMC<Scalar, Dim>) \
+              ->Unit(benchmark::kNanosecond)
+SGMCMC_BENCH_HMC(float, 10);
+SGMCMC_BENCH_HMC(float, 100);
+SGMCMC_BENCH_HMC(double, 10);
+SGMCMC_BENCH_HMC(double, 100);
+SGMCMC_BENCH_HMC(double, 1024);
 
 int main(int argc, char** argv) {
 #if defined(__SSE__) || defined(__x86_64__)
@@ -308,6 +394,7 @@ int main(int argc, char** argv) {
   // cores), not on the step. The noisy samplers never get there; the floor runs in the same mode.
   _mm_setcsr(_mm_getcsr() | 0x8040U);
 #endif
+  std::printf("host::Rng kernel: %s\n", sgmcmc::host::to_string(sgmcmc::host::Rng::best_isa()));
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   TableReporter reporter;

@@ -158,14 +158,14 @@ TEST_CASE("refill keeps the stream and makes the next small fills copies") {
   Rng a(31), b(31);
   float x[400], y[400];
   a.fill_normal(x, 200);
-  b.fill_normal(y, 100);  // three blocks straight into y, then a fresh cache for the last 4
-  CHECK(b.cached<float>() == Rng::cache_size - 4);
+  b.fill_normal(y, 100);  // fewer than cache_size: a fresh cache, 100 of it used
+  CHECK(b.cached<float>() == Rng::cache_size - 100);
   b.fill_normal(y + 100, 100);
-  CHECK(b.cached<float>() == Rng::cache_size - 104);
-  b.refill<float>();  // whole blocks behind the 152 still cached
-  CHECK(b.cached<float>() == Rng::cache_size - 104 + 3 * Rng::block);
+  CHECK(b.cached<float>() == Rng::cache_size - 200);
+  b.refill<float>();  // whole blocks behind the 56 still cached
+  CHECK(b.cached<float>() == Rng::cache_size - 200 + 6 * Rng::block);
   b.refill<float>();  // no room for another block: unchanged
-  CHECK(b.cached<float>() == Rng::cache_size - 104 + 3 * Rng::block);
+  CHECK(b.cached<float>() == Rng::cache_size - 200 + 6 * Rng::block);
   b.fill_normal(y + 200, 7);
   b.fill_normal(y + 207, 193);
   a.fill_normal(x + 200, 200);
@@ -208,17 +208,22 @@ void next_words(std::uint64_t (&lanes)[4][16], std::uint64_t (&w)[16]) {
 
 /// Largest |kernel − exact Box-Muller| over `blocks` float blocks from r (exact: the same bits
 /// through the kernel's documented layout, then maths in double, whose ~1e-16 rounding is far
-/// below the float kernel's ~1e-7; long double would be software quad on AArch64).
+/// below the float kernel's ~1e-7; long double would be software quad on AArch64). Each fill of
+/// cache_size normals goes straight from the kernel (the cache stays empty).
 double float_kernel_error(Rng& r, int blocks) {
   const double half_pi = 1.570796326794896619231321691639751442;
+  constexpr int per_fill = Rng::cache_size / Rng::block;
   double worst = 0;
+  std::uint64_t lanes[4][16];
+  float all[Rng::cache_size];
   for (int b = 0; b < blocks; ++b) {
-    std::uint64_t lanes[4][16];
-    std::memcpy(lanes, r.lane_words(), sizeof lanes);
+    if (b % per_fill == 0) {
+      std::memcpy(lanes, r.lane_words(), sizeof lanes);
+      r.fill_normal(all, Rng::cache_size);
+    }
     std::uint64_t w[16];
     next_words(lanes, w);
-    float out[Rng::block];
-    r.fill_normal(out, Rng::block);  // cache empty: one block straight from the kernel
+    const float* out = all + Rng::block * (b % per_fill);
     for (int j = 0; j < 16; ++j) {
       // Radius word j: 32-bit half j % 2 (low first) of lane j / 2; angle word: same of lane 8 + j
       // / 2.
@@ -240,15 +245,19 @@ double float_kernel_error(Rng& r, int blocks) {
 /// The same for double blocks (two lane steps: radius words, then angle words), in long double.
 double double_kernel_error(Rng& r, int blocks) {
   const long double half_pi = 1.570796326794896619231321691639751442L;
+  constexpr int per_fill = Rng::cache_size / Rng::block;
   double worst = 0;
+  std::uint64_t lanes[4][16];
+  double all[Rng::cache_size];
   for (int b = 0; b < blocks; ++b) {
-    std::uint64_t lanes[4][16];
-    std::memcpy(lanes, r.lane_words(), sizeof lanes);
+    if (b % per_fill == 0) {
+      std::memcpy(lanes, r.lane_words(), sizeof lanes);
+      r.fill_normal(all, Rng::cache_size);
+    }
     std::uint64_t w1[16], w2[16];
     next_words(lanes, w1);
     next_words(lanes, w2);
-    double out[Rng::block];
-    r.fill_normal(out, Rng::block);
+    const double* out = all + Rng::block * (b % per_fill);
     for (int j = 0; j < 16; ++j) {
       const long double u1 =
           (2.0L * static_cast<long double>(w1[j] >> 12) + 1) / 9007199254740992.0L;
@@ -293,8 +302,8 @@ TEST_CASE("negative control: the accuracy check sees a kernel that is off by one
   std::memcpy(lanes, r.lane_words(), sizeof lanes);
   std::uint64_t w[16];
   next_words(lanes, w);
-  float out[Rng::block];
-  r.fill_normal(out, Rng::block);
+  float out[Rng::cache_size];
+  r.fill_normal(out, Rng::cache_size);
   double worst = 0;
   for (int j = 0; j < 16; ++j) {
     const auto a = static_cast<std::uint32_t>(w[j / 2] >> (32 * (1 - j % 2)));  // swapped halves

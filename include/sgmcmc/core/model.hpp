@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// The model concept: what a user's type must provide, checked with plain-English messages.
+// The model concept: what a user's type must provide, checked with plain-English messages, and
+// how the engine calls it (fixed-size maps, with the older fixed-size-vector spelling adapted).
 #pragma once
 
 #include <type_traits>
@@ -9,38 +10,77 @@
 
 namespace sgmcmc {
 
-/// A model is any type with
-///   void gradient(const Vector<Scalar, Dim>& theta, Vector<Scalar, Dim>& grad) const;
-/// writing grad = ∇Ũ(θ), the gradient of the (minibatch) potential U = -log density (not the
+/// A model is any type with a const member
+///   template <class Theta, class Grad> void gradient(const Theta& theta, Grad& grad) const;
+/// writing grad = ∇Ũ(θ), the gradient of the (minibatch) potential U = −log density (not the
 /// log-density), and optionally
-///   Scalar potential(const Vector<Scalar, Dim>& theta) const;   // full-data U, for HMC's test
+///   template <class Theta> Scalar potential(const Theta& theta) const;  // full-data U (HMC, NUTS)
+/// The engine passes θ as a ConstVectorMap<Scalar, Dim> and grad as a VectorMap<Scalar, Dim>
+/// (Eigen maps with compile-time sizes over the state's memory), so any d works. Models written
+/// for fixed-size vectors, gradient(const Vector<Scalar, Dim>&, Vector<Scalar, Dim>&), still work
+/// for states up to kLegacyModelBytes (θ and grad are copied through stack vectors).
 /// Neither may allocate. A minibatch model draws its batch inside gradient() (it may keep a
 /// mutable batch buffer) or is re-pointed at a new batch by the caller before each step.
 template <class Model, class Scalar, int Dim, class = void>
-struct HasGradient : std::false_type {};
+struct HasMapGradient : std::false_type {};
 template <class Model, class Scalar, int Dim>
-struct HasGradient<
+struct HasMapGradient<
+    Model, Scalar, Dim,
+    std::void_t<decltype(std::declval<const Model&>().gradient(
+        std::declval<const ConstVectorMap<Scalar, Dim>&>(), std::declval<VectorMap<Scalar, Dim>&>()))>>
+    : std::true_type {};
+
+template <class Model, class Scalar, int Dim, class = void>
+struct HasVectorGradient : std::false_type {};
+template <class Model, class Scalar, int Dim>
+struct HasVectorGradient<
     Model, Scalar, Dim,
     std::void_t<decltype(std::declval<const Model&>().gradient(
         std::declval<const Vector<Scalar, Dim>&>(), std::declval<Vector<Scalar, Dim>&>()))>>
     : std::true_type {};
 
-template <class Model, class Scalar, int Dim, class = void>
-struct HasPotential : std::false_type {};
+/// Largest θ (in bytes) for which a fixed-size-vector model is adapted by copying.
+inline constexpr int kLegacyModelBytes = 16384;
+
 template <class Model, class Scalar, int Dim>
-struct HasPotential<Model, Scalar, Dim,
-                    std::void_t<decltype(std::declval<const Model&>().potential(
-                        std::declval<const Vector<Scalar, Dim>&>()))>>
+struct HasGradient
+    : std::bool_constant<HasMapGradient<Model, Scalar, Dim>::value ||
+                         (HasVectorGradient<Model, Scalar, Dim>::value &&
+                          Dim * int(sizeof(Scalar)) <= kLegacyModelBytes)> {};
+
+template <class Model, class Scalar, int Dim, class = void>
+struct HasMapPotential : std::false_type {};
+template <class Model, class Scalar, int Dim>
+struct HasMapPotential<Model, Scalar, Dim,
+                       std::void_t<decltype(std::declval<const Model&>().potential(
+                           std::declval<const ConstVectorMap<Scalar, Dim>&>()))>>
+    : std::is_convertible<decltype(std::declval<const Model&>().potential(
+                              std::declval<const ConstVectorMap<Scalar, Dim>&>())),
+                          Scalar> {};
+
+template <class Model, class Scalar, int Dim, class = void>
+struct HasVectorPotential : std::false_type {};
+template <class Model, class Scalar, int Dim>
+struct HasVectorPotential<Model, Scalar, Dim,
+                          std::void_t<decltype(std::declval<const Model&>().potential(
+                              std::declval<const Vector<Scalar, Dim>&>()))>>
     : std::is_convertible<decltype(std::declval<const Model&>().potential(
                               std::declval<const Vector<Scalar, Dim>&>())),
                           Scalar> {};
 
 template <class Model, class Scalar, int Dim>
+struct HasPotential
+    : std::bool_constant<HasMapPotential<Model, Scalar, Dim>::value ||
+                         (HasVectorPotential<Model, Scalar, Dim>::value &&
+                          Dim * int(sizeof(Scalar)) <= kLegacyModelBytes)> {};
+
+template <class Model, class Scalar, int Dim>
 constexpr void check_gradient_model() noexcept {
   static_assert(HasGradient<Model, Scalar, Dim>::value,
-                "sgmcmc: the model needs a const member "
-                "gradient(const Vector<Scalar, Dim>& theta, Vector<Scalar, Dim>& grad) "
-                "writing the gradient of the potential U = -log density");
+                "sgmcmc: the model needs a const member gradient(theta, grad) writing the "
+                "gradient of the potential U = -log density; write it as a template "
+                "(template <class Theta, class Grad> void gradient(const Theta&, Grad&) const): "
+                "the engine passes Eigen maps of compile-time size Dim (core/model.hpp)");
 }
 
 template <class Model, class Scalar, int Dim>
@@ -48,7 +88,41 @@ constexpr void check_potential_model() noexcept {
   check_gradient_model<Model, Scalar, Dim>();
   static_assert(HasPotential<Model, Scalar, Dim>::value,
                 "sgmcmc: this sampler's Metropolis test needs a const member "
-                "potential(const Vector<Scalar, Dim>& theta) returning the full-data U");
+                "potential(theta) returning the full-data U (a template over the Eigen type of "
+                "theta, core/model.hpp)");
 }
+
+namespace detail {
+
+/// grad[0 .. Dim) = ∇Ũ(theta[0 .. Dim)) through the model, whichever spelling it has.
+template <class Scalar, int Dim, class Model>
+void call_gradient(const Model& model, const Scalar* theta, Scalar* grad) noexcept {
+  check_gradient_model<Model, Scalar, Dim>();
+  if constexpr (HasMapGradient<Model, Scalar, Dim>::value) {
+    const ConstVectorMap<Scalar, Dim> th(theta);
+    VectorMap<Scalar, Dim> g(grad);
+    model.gradient(th, g);
+  } else {
+    const Vector<Scalar, Dim> th = ConstVectorMap<Scalar, Dim>(theta);
+    Vector<Scalar, Dim> g;
+    model.gradient(th, g);
+    VectorMap<Scalar, Dim> out(grad);
+    out = g;
+  }
+}
+
+/// The model's U(theta), whichever spelling it has.
+template <class Scalar, int Dim, class Model>
+Scalar call_potential(const Model& model, const Scalar* theta) noexcept {
+  check_potential_model<Model, Scalar, Dim>();
+  if constexpr (HasMapPotential<Model, Scalar, Dim>::value) {
+    return Scalar(model.potential(ConstVectorMap<Scalar, Dim>(theta)));
+  } else {
+    const Vector<Scalar, Dim> th = ConstVectorMap<Scalar, Dim>(theta);
+    return Scalar(model.potential(th));
+  }
+}
+
+}  // namespace detail
 
 }  // namespace sgmcmc

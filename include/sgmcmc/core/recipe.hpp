@@ -1,9 +1,17 @@
 // SPDX-License-Identifier: MIT
 // The complete recipe (MATH.md §1.2) as a compile-time engine: a sampler is a Layout, an Energy
-// (H's non-position terms), D and Q block structures and an integrator; this class turns them
-// into an allocation-free step z' = z + h(-(D+Q)∇H̃ + Γ) + N(0, h(2D - hB̂)). Every structure is
-// evaluated with a context (structure.hpp: ModelContext inside a step, NoContext outside), so that
-// state-dependent blocks may also depend on the model, e.g. on the minibatch potential value.
+// (H's non-position terms), D and Q block structures, an integrator and a temperature; this class
+// turns them into an allocation-free step z' = z + h(-(D+Q)∇H̃ + TΓ) + N(0, h(2TD - hB̂)).
+//
+// Two code paths, chosen at compile time:
+//  - fused: when every structure is lanewise (structure.hpp), a step is one pass over the
+//    coordinates (a few passes for splittings that need the gradient again): each coordinate's
+//    new values are computed in registers from the current copy of z, the gradient and the noise,
+//    written to the other copy, and tested for finiteness in the same pass. Any d; the stack holds
+//    only a chunk of noise. The state commits by switching copies (state.hpp).
+//  - general: dense blocks or callables of the whole state (dense metrics, s(z)·I blocks) are
+//    evaluated block by block on a BlockState snapshot (d up to Eigen's fixed-size limits), as
+//    MATH.md §1.2 writes them; Γ by forward AD over the whole block.
 #pragma once
 
 #include <cmath>
@@ -16,31 +24,18 @@
 #include <Eigen/Core>
 #include <unsupported/Eigen/AutoDiff>
 
+#include "sgmcmc/core/integrator.hpp"
 #include "sgmcmc/core/kinetic.hpp"
 #include "sgmcmc/core/layout.hpp"
 #include "sgmcmc/core/linalg.hpp"
 #include "sgmcmc/core/model.hpp"
 #include "sgmcmc/core/noise.hpp"
+#include "sgmcmc/core/state.hpp"
 #include "sgmcmc/core/status.hpp"
 #include "sgmcmc/core/structure.hpp"
 #include "sgmcmc/core/types.hpp"
 
 namespace sgmcmc {
-
-// ---------------------------------------------------------------------------------------------
-// Integrators (DESIGN §4, MATH.md §1.3).
-
-/// Every block's drift from the old state z_t: the recipe's Euler–Maruyama rule and the oracle.
-struct ExplicitEuler {};
-
-/// Blocks updated in the given order, each from the newest values of the blocks before it.
-/// Sweep<Momentum, Position> is kick–drift SGHMC; Sweep<Position, Momentum> drift–kick;
-/// Sweep<Momentum, Position, Thermostat> SGNHT. Every ∇H block, D, Q and Γ is evaluated at the
-/// sweep's current state. The model gradient is evaluated only where a block's row needs it
-/// (D_θθ ≠ 0, or a skew pair joining the block to the position), at the current position: once
-/// per step unless a block that needs it follows a position update that itself needed it.
-template <int... Order>
-struct Sweep {};
 
 namespace detail {
 
@@ -53,35 +48,45 @@ template <int N, class F>
 constexpr void static_for(F&& f) {
   static_for_impl(f, std::make_integer_sequence<int, N>{});
 }
-template <class F, int... I>
-constexpr void static_for_each(F&& f, std::integer_sequence<int, I...>) {
-  (f(std::integral_constant<int, I>{}), ...);
-}
 
-template <class Integrator>
-struct IntegratorOrder;
-template <int... Order>
-struct IntegratorOrder<Sweep<Order...>> {
-  using type = std::integer_sequence<int, Order...>;
+/// One update of a splitting as data.
+struct UpdateSpec {
+  int block;
+  Part part;
+  int num;
+  int den;
 };
 
-template <int... Order>
-constexpr bool is_permutation(int n, std::integer_sequence<int, Order...>) {
-  if (static_cast<int>(sizeof...(Order)) != n) return false;
-  for (int b = 0; b < n; ++b) {
-    int seen = 0;
-    ((seen += (Order == b) ? 1 : 0), ...);
-    if (seen != 1) return false;
-  }
-  return true;
-}
+template <class Integrator>
+struct IntegratorTraits;
+/// Explicit Euler as data: every block once, all reading the old state (`euler`).
+template <class Seq>
+struct EulerUpdates;
+template <int... B>
+struct EulerUpdates<std::integer_sequence<int, B...>> {
+  static constexpr UpdateSpec updates[sizeof...(B)] = {{B, Part::Full, 1, 1}...};
+};
+template <int Blocks>
+struct EulerTraits {
+  static constexpr bool euler = true;
+  static constexpr int count = Blocks;
+  static constexpr const UpdateSpec* updates =
+      EulerUpdates<std::make_integer_sequence<int, Blocks>>::updates;
+};
+template <class... U>
+struct IntegratorTraits<Splitting<U...>> {
+  static constexpr bool euler = false;
+  static constexpr int count = static_cast<int>(sizeof...(U));
+  static constexpr UpdateSpec updates[sizeof...(U)] = {{U::block, U::part, U::num, U::den}...};
+};
 
-/// Structure used for P_B = (D+Q)_{B, position}: the columns that multiply ∇_θH, which carry
-/// the gradient noise into block B (MATH.md §1.2). Found at compile time.
+/// Structure used for P_B = (D+Q)_{B, position} when no block carries gradient noise into B.
 struct NoP {
   static constexpr bool is_zero = true;
   static constexpr bool state_dependent = false;
   static constexpr bool diagonal_like = true;
+  static constexpr bool lanewise = true;
+  static constexpr bool uniform = true;
 };
 
 /// True for state-dependent structures whose Γ is declared zero (structure.hpp, ZeroGamma).
@@ -89,6 +94,132 @@ template <class S, class = void>
 struct IsZeroGamma : std::false_type {};
 template <class S>
 struct IsZeroGamma<S, std::enable_if_t<S::zero_gamma>> : std::true_type {};
+
+template <class S, class = void>
+struct IsColumn : std::false_type {};
+template <class S>
+struct IsColumn<S, std::enable_if_t<S::column>> : std::true_type {};
+
+/// Does an energy term give its gradient one coordinate at a time (gradient1)?
+template <class T, class Scalar, class = void>
+struct HasGradient1 : std::false_type {};
+template <class T, class Scalar>
+struct HasGradient1<
+    T, Scalar, std::void_t<decltype(std::declval<const T&>().gradient1(std::declval<Scalar>()))>>
+    : std::true_type {};
+
+/// The quadratic curvature w and centre c of an energy term, for exact OU updates.
+template <class Term>
+struct OUParams {
+  static constexpr bool available = false;
+};
+template <class S>
+struct OUParams<GaussianKinetic<S>> {
+  static constexpr bool available = true;
+  static S curvature(const GaussianKinetic<S>& t) noexcept { return S(1) / t.mass; }
+  static S center(const GaussianKinetic<S>&) noexcept { return S(0); }
+};
+template <class S>
+struct OUParams<QuadraticEnergy<S>> {
+  static constexpr bool available = true;
+  static S curvature(const QuadraticEnergy<S>& t) noexcept { return t.weight; }
+  static S center(const QuadraticEnergy<S>& t) noexcept { return t.center; }
+};
+
+/// Where a step's normals come from: the RNG (drawn chunk by chunk into stack buffers) or an
+/// array the caller filled (read in the same order). Either way the order is: per pass, per
+/// chunk of coordinates, per diffusive update of a position-sized block sorted by block; then
+/// one normal per diffusive update of a one-scalar block.
+template <class Scalar, class Rng>
+struct RngNoise {
+  Rng* rng;
+  const Scalar* take(Scalar* buffer, Index n) noexcept {
+    fill_normal(*rng, buffer, n);
+    return buffer;
+  }
+};
+template <class Scalar>
+struct ArrayNoise {
+  const Scalar* next;
+  const Scalar* take(Scalar*, Index n) noexcept {
+    const Scalar* p = next;
+    next += n;
+    return p;
+  }
+};
+
+/// Failures seen in a fused pass, OR-ed as bits: non-finite gradient, metric, state; 2D − hB̂ < 0.
+template <class Scalar>
+struct PassFlags {
+  BitsOf<Scalar> gradient = 0;
+  BitsOf<Scalar> metric = 0;
+  BitsOf<Scalar> state = 0;
+  bool not_psd = false;
+  Status status() const noexcept {
+    if (!finite_bits(gradient)) return StatusCode::NonFiniteGradient;
+    if (!finite_bits(metric)) return StatusCode::NonFiniteMetric;
+    if (not_psd) return StatusCode::NoiseNotPSD;
+    if (!finite_bits(state)) return StatusCode::NonFiniteState;
+    return StatusCode::Ok;
+  }
+};
+
+/// V̂'s diagonal: a scalar (isotropic), inline values (small d) or caller-owned values (any d).
+template <class Scalar, int N>
+class GradientNoise {
+ public:
+  static constexpr bool inline_values = N * int(sizeof(Scalar)) <= 16384;
+
+  bool zero() const noexcept { return !external_ && isotropic_ && iso_ == Scalar(0); }
+  bool isotropic() const noexcept { return isotropic_; }
+  Scalar iso() const noexcept { return iso_; }
+  Scalar operator[](Index i) const noexcept {
+    if (isotropic_) return iso_;
+    if constexpr (inline_values) {
+      if (!external_) return values_[static_cast<std::size_t>(i)];
+    }
+    return ext_[i];
+  }
+  void set(Scalar v) noexcept {
+    isotropic_ = true;
+    external_ = false;
+    iso_ = v;
+    if constexpr (inline_values) {
+      for (auto& x : values_) x = v;
+    }
+  }
+  template <class X>
+  void set_values(const X& v) noexcept {
+    static_assert(inline_values, "a large V̂ is given by reference: set_gradient_noise(ConstVectorMap)");
+    isotropic_ = false;
+    external_ = false;
+    if constexpr (inline_values) {
+      for (Index i = 0; i < N; ++i) values_[static_cast<std::size_t>(i)] = v[i];
+    }
+  }
+  void set_external(const Scalar* v) noexcept {
+    isotropic_ = false;
+    external_ = true;
+    ext_ = v;
+  }
+  /// The values as a map (inline or isotropic-inline storage; small N only).
+  ConstVectorMap<Scalar, N> view() const noexcept {
+    static_assert(inline_values, "a large V̂ is not stored in the sampler");
+    if (external_) return ConstVectorMap<Scalar, N>(ext_);
+    return ConstVectorMap<Scalar, N>(values_.data());
+  }
+
+ private:
+  struct Empty {
+    Scalar* data() noexcept { return nullptr; }
+  };
+  alignas(16) std::conditional_t<inline_values, std::array<Scalar, (inline_values ? N : 1)>, Empty>
+      values_{};
+  const Scalar* ext_ = nullptr;
+  Scalar iso_ = Scalar(0);
+  bool isotropic_ = true;
+  bool external_ = false;
+};
 
 }  // namespace detail
 
@@ -98,8 +229,10 @@ struct IsZeroGamma<S, std::enable_if_t<S::zero_gamma>> : std::true_type {};
 /// @tparam Energy_     Energy<Terms...>: H's terms for blocks 1.. (block 0's is the model's U)
 /// @tparam Diffusion_  Diffusion<S_0, S_1, ...>: D's diagonal blocks
 /// @tparam Curl_       Curl<SkewPair<I, J, S>...>: Q's skew pairs
-/// @tparam Integrator_ ExplicitEuler or Sweep<order...>
-/// @tparam Cold_       true: zero temperature (no noise, no Γ): the optimiser limit (MATH.md §2.3)
+/// @tparam Integrator_ ExplicitEuler or a Splitting (integrator.hpp)
+/// @tparam Cold_       true: zero temperature at compile time (no noise, no Γ, no draws): the
+///                     optimiser limit (MATH.md §2.3). Otherwise the temperature T ≥ 0 is a runtime
+///                     parameter (default 1): drift −(D+Q)∇H + TΓ, noise N(0, h(2TD − hB̂)).
 /// Class invariant: status() is Ok iff the parameters are valid; step() returns it otherwise and
 /// never touches the state.
 template <class Scalar_, class Layout_, class Energy_, class Diffusion_, class Curl_,
@@ -112,10 +245,12 @@ class Recipe {
   using DiffusionType = Diffusion_;
   using CurlType = Curl_;
   using Integrator = Integrator_;
-  using StateType = State<Scalar, Layout_>;
   static constexpr int dim = Layout_::dim;
   static constexpr int blocks = Layout_::blocks;
   static constexpr bool cold = Cold_;
+  /// The state this recipe steps (one scratch vector: the gradient).
+  using StateType = State<Scalar, Layout_, 1, NoExtra>;
+  using StateMapType = StateMap<Scalar, Layout_, 1, NoExtra>;
   using PositionVector = Vector<Scalar, dim>;
   template <int B>
   using BlockVector = Vector<Scalar, Layout_::block_size(B)>;
@@ -128,176 +263,1002 @@ class Recipe {
  private:
   using DTuple = decltype(std::declval<Diffusion_>().blocks);
   using QTuple = decltype(std::declval<Curl_>().pairs);
+  using ETuple = decltype(std::declval<Energy_>().terms);
   template <int B>
   using DBlock = std::tuple_element_t<B, DTuple>;
   template <int I>
   using QPair = std::tuple_element_t<I, QTuple>;
+  template <int I>
+  using QStruct = typename QPair<I>::StructureType;
+  /// The integrator as data (explicit Euler: every block once, reading the old state).
+  template <class Split>
+  using TraitsOf = std::conditional_t<std::is_same_v<Split, ExplicitEuler>,
+                                      detail::EulerTraits<Layout_::blocks>,
+                                      detail::IntegratorTraits<Split>>;
+  using ITraits = TraitsOf<Integrator_>;
+
+  // ----------------------------------------------------------------- compile-time properties
+  static constexpr bool lane_block(int b) { return Layout_::block_size(b) == dim; }
+  static constexpr bool scalar_block(int b) { return dim > 1 && Layout_::block_size(b) == 1; }
+
+  template <int B>
+  static constexpr bool energy_lanewise() {
+    if constexpr (B == 0) {
+      return true;
+    } else {
+      using Term = std::tuple_element_t<B - 1, ETuple>;
+      return detail::HasGradient1<Term, Scalar>::value;
+    }
+  }
+
+  template <int B>
+  static constexpr bool block_lanewise() {
+    using S = DBlock<B>;
+    if (!lane_block(B) && !scalar_block(B)) return false;
+    if (!S::lanewise || detail::IsColumn<S>::value) return false;
+    if (scalar_block(B) && !(S::is_zero || S::uniform)) return false;
+    return energy_lanewise<B>();
+  }
+  template <int I>
+  static constexpr bool pair_lanewise() {
+    using P = QPair<I>;
+    using S = QStruct<I>;
+    if (!S::lanewise) return false;
+    if (lane_block(P::row) && lane_block(P::col)) return !detail::IsColumn<S>::value;
+    if (lane_block(P::row) && scalar_block(P::col)) return detail::IsColumn<S>::value;
+    if (scalar_block(P::row) && scalar_block(P::col)) {
+      return S::uniform && !detail::IsColumn<S>::value;
+    }
+    return false;  // a row structure (one scalar × d): not lanewise
+  }
+  static constexpr bool structures_lanewise() {
+    bool ok = true;
+    detail::static_for<blocks>([&](auto b) { ok = ok && block_lanewise<b>(); });
+    detail::static_for<Curl_::count>([&](auto i) { ok = ok && pair_lanewise<i>(); });
+    return ok;
+  }
+
+ public:
+  /// True when this recipe runs the fused engine (every structure lanewise): any d.
+  static constexpr bool fused = structures_lanewise();
+
+ private:
+  static constexpr bool sweep_like() {
+    if (ITraits::euler) return true;
+    for (int u = 0; u < ITraits::count; ++u) {
+      const auto& s = ITraits::updates[u];
+      if (s.part != Part::Full || s.num != 1 || s.den != 1) return false;
+    }
+    int seen[16] = {};
+    if (ITraits::count != blocks) return false;
+    for (int u = 0; u < ITraits::count; ++u) ++seen[ITraits::updates[u].block];
+    for (int b = 0; b < blocks; ++b) {
+      if (seen[b] != 1) return false;
+    }
+    return true;
+  }
+  static constexpr bool every_block_updated() {
+    if (ITraits::euler) return true;
+    for (int b = 0; b < blocks; ++b) {
+      bool found = false;
+      for (int u = 0; u < ITraits::count; ++u) found = found || ITraits::updates[u].block == b;
+      if (!found) return false;
+    }
+    return true;
+  }
+  static_assert(blocks <= 16, "at most 16 blocks");
+  static_assert(every_block_updated(), "the integrator must update every block at least once");
+  static_assert(fused || sweep_like(),
+                "splittings with partial or fractional updates need lanewise structures "
+                "(structure.hpp); this recipe has dense or whole-state blocks");
+  static_assert(fused || dim * int(sizeof(Scalar)) <= 16384,
+                "recipes with dense or whole-state blocks work on copies of z on the stack: keep "
+                "d under 16 KiB of scalars, or declare the blocks lanewise (Elementwise, "
+                "Diagonal...) for the fused engine");
 
   template <int B>
   static constexpr bool diffusive() {
     return !cold && !DBlock<B>::is_zero;
   }
-  static constexpr int noise_offset(int b) {
-    int o = 0;
-    detail::static_for<blocks>([&](auto i) {
-      if (i < b && diffusive<i>()) o += Layout_::block_size(i);
+
+  /// Does an update of block B with part P read ∇_θH (D_θθ ≠ 0 for the position, or a non-zero
+  /// skew pair joining B and the position)?
+  static constexpr bool uses_gradient(int b, Part part) {
+    bool uses = false;
+    const bool d_part = part == Part::Full || part == Part::Dissipative;
+    const bool q_part = part == Part::Full || part == Part::Conservative;
+    detail::static_for<blocks>([&](auto bb) {
+      if (bb == 0 && b == 0 && d_part && !DBlock<0>::is_zero) uses = true;
     });
-    return o;
+    detail::static_for<Curl_::count>([&](auto i) {
+      using P = QPair<i>;
+      if (q_part && !QStruct<i>::is_zero &&
+          ((P::row == b && P::col == Position) || (P::col == b && P::row == Position))) {
+        uses = true;
+      }
+    });
+    return uses;
   }
 
+  /// Does row B involve a state-dependent block (so that Γ_B may be non-zero)?
+  template <int B>
+  static constexpr bool row_state_dependent() {
+    bool dep = DBlock<B>::state_dependent;
+    detail::static_for<Curl_::count>([&](auto i) {
+      using P = QPair<i>;
+      if (QStruct<i>::state_dependent && (P::row == B || P::col == B)) dep = true;
+    });
+    return dep;
+  }
+
+  // ---------------------------------------------------------------- P_B for the B̂ correction
+  /// Index of the skew pair joining block B and the position, or -1 (-2: more than one).
+  template <int B>
+  static constexpr int p_pair() {
+    int found = -1;
+    int count = 0;
+    detail::static_for<Curl_::count>([&](auto i) {
+      using P = QPair<i>;
+      if ((P::row == B && P::col == 0) || (P::row == 0 && P::col == B)) {
+        found = i;
+        ++count;
+      }
+    });
+    return count > 1 ? -2 : found;
+  }
+  template <int B, int Pair>
+  struct PLookup {
+    using Structure = QStruct<Pair>;
+    static constexpr bool transposed = QPair<Pair>::row == 0;  // P_B = -Aᵀ
+  };
+  template <int B>
+  struct PLookup<B, -1> {
+    using Structure = std::conditional_t<B == 0, DBlock<0>, detail::NoP>;
+    static constexpr bool transposed = false;
+  };
+  template <int B>
+  struct PInfo : PLookup<B, (B == 0 ? -1 : p_pair<B>())> {
+    static constexpr int pair = B == 0 ? -1 : p_pair<B>();
+    static_assert(pair != -2, "two skew pairs join the same blocks: merge them into one");
+  };
+
+  // ----------------------------------------------------------------------------- noise layout
  public:
-  /// Number of N(0,1) draws per step: the sizes of the blocks where D is not zero.
-  static constexpr int noise_dim = noise_offset(blocks);
-  /// The standard-normal vector one step consumes (size 1 and unused when noise_dim == 0).
+  /// Number of N(0,1) draws per step (with T > 0): the sizes of the blocks updated with noise.
+  static constexpr int noise_dim = [] {
+    int n = 0;
+    for (int u = 0; u < ITraits::count; ++u) {
+      const auto& s = ITraits::updates[u];
+      const bool noisy_part = s.part != Part::Conservative;
+      detail::static_for<blocks>([&](auto b) {
+        if (b == s.block && noisy_part && diffusive<b>()) n += Layout_::block_size(b);
+      });
+    }
+    return n;
+  }();
+  /// The standard-normal vector one step consumes (size 1 and unused when noise_dim == 0). An
+  /// Eigen fixed-size vector: for large states pass a pointer to noise_dim scalars instead.
   using NoiseVector = Vector<Scalar, (noise_dim > 0 ? noise_dim : 1)>;
 
   Recipe(const Energy_& energy, const Diffusion_& diffusion, const Curl_& curl,
          Scalar step_size) noexcept
       : energy_(energy), d_(diffusion), q_(curl), h_(step_size) {
-    vhat_.setZero();
+    vhat_.set(Scalar(0));
     static_cast<void>(configure());
   }
 
   /// Ok, or why the parameters are invalid (then step() returns this and changes nothing).
   Status status() const noexcept { return status_; }
   Scalar step_size() const noexcept { return h_; }
-  /// Diagonal of the gradient-noise covariance estimate V̂ (zero: no correction).
-  const PositionVector& gradient_noise() const noexcept { return vhat_; }
+  /// The temperature T (1: the target exp(−H); 0: the optimiser limit).
+  Scalar temperature() const noexcept { return cold ? Scalar(0) : temperature_; }
   const Energy_& energy() const noexcept { return energy_; }
   const Diffusion_& diffusion() const noexcept { return d_; }
   const Curl_& curl() const noexcept { return q_; }
+  /// V̂ = diag(v) (small states; isotropic or inline values).
+  ConstVectorMap<Scalar, dim> gradient_noise() const noexcept { return vhat_.view(); }
 
   /// Changes h and re-validates; returns the new status.
   Status set_step_size(Scalar h) noexcept {
     h_ = h;
     return configure();
   }
+  /// Sets T ≥ 0 (finite) and re-validates. T = 0: no noise and no Γ (gradient descent on the
+  /// recipe's drift); V̂ is then ignored. Cold recipes stay at 0 (InvalidParameter otherwise).
+  Status set_temperature(Scalar t) noexcept {
+    temperature_ = t;
+    return configure();
+  }
   /// Sets V̂ = diag(v), the covariance of the minibatch gradient's noise (MATH.md §1.2
-  /// convention: a gradient covariance, B̂ = P V̂ Pᵀ). Re-validates 2D - hB̂ ⪰ 0.
-  Status set_gradient_noise(const PositionVector& v) noexcept {
-    vhat_ = v;
+  /// convention: a gradient covariance, B̂ = P V̂ Pᵀ), copying v. Re-validates 2D − hB̂ ⪰ 0.
+  template <class X>
+  Status set_gradient_noise(const Eigen::MatrixBase<X>& v) noexcept {
+    static_assert(X::SizeAtCompileTime == dim, "V̂ has the position's size");
+    vhat_.set_values(v.derived());
+    return configure();
+  }
+  /// V̂ = diag(v) with v in caller-owned memory (any d; kept by reference: the caller keeps it
+  /// alive and unchanged, and calls this again after changing it, to re-validate).
+  Status set_gradient_noise(ConstVectorMap<Scalar, dim> v) noexcept {
+    vhat_.set_external(v.data());
     return configure();
   }
   /// Isotropic V̂ = v I.
   Status set_gradient_noise(Scalar v) noexcept {
-    return set_gradient_noise(PositionVector::Constant(v));
+    vhat_.set(v);
+    return configure();
   }
 
-  /// One step: draws noise_dim standard normals from rng, then step_with_noise.
-  template <class Model, class Rng>
-  Status step(StateType& z, const Model& model, Rng& rng) const noexcept {
+  // ------------------------------------------------------------------------------ stepping
+  /// One step: draws the noise from rng (noise_dim normals; none when cold or T = 0).
+  /// z is a State or StateMap of this recipe's layout (any scratch ≥ 1 and bookkeeping). On any
+  /// failure z is left exactly as it was (the current copy is never written).
+  template <class St, class Model, class Rng>
+  Status step(St& z, const Model& model, Rng& rng) const noexcept {
+    check_state<St>();
     check_rng<Rng>();
     if (!status_) return status_;
-    NoiseVector zeta;
-    if constexpr (noise_dim > 0) {
-      fill_normal(rng, zeta);
-    } else {
-      zeta.setZero();  // unused: no diffusive block
-    }
-    return step_with_noise(z, model, zeta);
+    detail::RngNoise<Scalar, Rng> noise{&rng};
+    return run(z, model, noise);
   }
 
-  /// One step with the given standard-normal draws (ordered as the diffusive blocks).
-  /// On any failure z is left exactly as it was.
-  template <class Model>
-  Status step_with_noise(StateType& z, const Model& model, const NoiseVector& zeta) const noexcept {
-    check_gradient_model<Model, Scalar, dim>();
+  /// One step with the given standard normals: noise_dim scalars in the engine's order (for d
+  /// up to 128 and one diffusive block, or explicit Euler: block by block, position first).
+  template <class St, class Model>
+  Status step_with_noise(St& z, const Model& model, const Scalar* zeta) const noexcept {
+    check_state<St>();
     if (!status_) return status_;
-    PositionVector g;
-    StateType next = z;
-    const ModelContext<Model, Scalar, dim> ctx{model, g};
-    Status st;
-    if constexpr (std::is_same_v<Integrator_, ExplicitEuler>) {
-      model.gradient(z.position(), g);
-      if (!detail::all_finite(g)) return StatusCode::NonFiniteGradient;
-      detail::static_for<blocks>([&](auto b) {
-        if (st) st = update_block<b>(z, g, zeta, ctx, next);
-      });
-    } else {
-      using Order = typename detail::IntegratorOrder<Integrator_>::type;
-      static_assert(detail::is_permutation(blocks, Order{}),
-                    "a Sweep must list every block exactly once");
-      // g is evaluated lazily at the current position and goes stale when the position moves.
-      bool fresh = false;
-      detail::static_for_each(
-          [&](auto b) {
-            if (!st) return;
-            if constexpr (uses_gradient<b>()) {
-              if (!fresh) {
-                model.gradient(next.position(), g);
-                if (!detail::all_finite(g)) {
-                  st = StatusCode::NonFiniteGradient;
-                  return;
-                }
-                fresh = true;
-              }
-            }
-            st = update_block<b>(next, g, zeta, ctx, next);
-            if constexpr (b == Position) fresh = false;
-          },
-          Order{});
-    }
-    if (!st) return st;
-    if (!state_finite(next)) return StatusCode::NonFiniteState;
-    z = next;
-    return StatusCode::Ok;
+    detail::ArrayNoise<Scalar> noise{zeta};
+    return run(z, model, noise);
+  }
+  template <class St, class Model>
+  Status step_with_noise(St& z, const Model& model, const NoiseVector& zeta) const noexcept {
+    return step_with_noise(z, model, zeta.data());
   }
 
-  /// The drift f(z) = -(D+Q)∇H̃ + Γ at z (MATH.md §1.1), with the model gradient at z.
-  template <class Model>
-  Status drift(const StateType& z, const Model& model, StateType& f) const noexcept {
-    check_gradient_model<Model, Scalar, dim>();
+  /// `steps` noise-free steps from z's current copy into its other copy (HMC's trajectory),
+  /// chaining them so that each needs one gradient: on entry scratch 0 must hold ∇Ũ at z's
+  /// position (gradient_fresh), and on success it holds ∇Ũ at the end point. The current copy is
+  /// not switched: the caller accepts with detail::StateAccess::flip. Needs a fused recipe with
+  /// no diffusive update at T = 0 (HMC's D = 0). Returns the first failure (state unchanged).
+  template <class St, class Model>
+  Status integrate(St& z, const Model& model, int steps, Scalar direction = Scalar(1)) const noexcept {
+    check_state<St>();
+    static_assert(fused, "integrate() needs a fused (lanewise) recipe");
+    if (!status_) return status_;
+    if (steps < 1) return StatusCode::InvalidParameter;
+    Ptrs p = pointers(z);
+    detail::ArrayNoise<Scalar> none{nullptr};
+    detail::PassFlags<Scalar> flags;
+    Scalar sv[blocks];
+    load_scalars(p, sv);
+    // Each step ends with the gradient at its end point (the planner evaluates it before the
+    // last update that needs it, and nothing moves the position after that for leapfrog-like
+    // splittings), so every step starts fresh.
+    const Scalar h = direction < Scalar(0) ? -h_ : h_;
+    for (int s = 0; s < steps; ++s) run_splitting<Integrator_, true>(p, sv, model, none, h, flags);
+    store_scalars(p, sv, flags);
+    return flags.status();
+  }
+
+  // ------------------------------------------------------------- the engine's pieces, exposed
+  /// The drift f(z) = -(D+Q)∇H̃ + TΓ at z's current copy (MATH.md §1.1), with the model gradient
+  /// at z, written to f's current copy. Small states (evaluated whole).
+  template <class St, class Model, class Out>
+  Status drift(const St& z, const Model& model, Out& f) const noexcept {
+    const BlockStateType s = snapshot(z);
     PositionVector g;
-    model.gradient(z.position(), g);
+    detail::call_gradient<Scalar, dim>(model, s.position().data(), g.data());
     if (!detail::all_finite(g)) return StatusCode::NonFiniteGradient;
     const ModelContext<Model, Scalar, dim> ctx{model, g};
     Status st;
     detail::static_for<blocks>([&](auto b) {
-      if (st) st = row_drift<b>(z, g, ctx, f.template block<b>());
+      BlockVector<b> fb;
+      if (st) st = row_drift<b>(s, g, ctx, fb);
+      if (st) f.template block<b>() = fb;
     });
     return st;
   }
 
   /// Γ(z) alone (zero where every block is constant), for structures that do not need the model.
-  StateType gamma(const StateType& z) const noexcept {
-    StateType out;
+  template <class St>
+  BlockState<Scalar, Layout_> gamma(const St& z) const noexcept {
+    BlockStateType out;
+    const BlockStateType s = snapshot(z);
     const NoContext ctx;
-    detail::static_for<blocks>([&](auto b) { add_gamma<b>(z, ctx, out.template block<b>()); });
+    detail::static_for<blocks>([&](auto b) { add_gamma<b>(s, ctx, out.template block<b>()); });
     return out;
   }
-
-  /// Γ(z) with the model in the context (its gradient evaluated at z), for structures that read
-  /// the model (structure.hpp, ModelContext).
-  template <class Model>
-  StateType gamma(const StateType& z, const Model& model) const noexcept {
-    check_gradient_model<Model, Scalar, dim>();
+  /// Γ(z) with the model in the context (its gradient evaluated at z).
+  template <class St, class Model>
+  BlockState<Scalar, Layout_> gamma(const St& z, const Model& model) const noexcept {
+    const BlockStateType s = snapshot(z);
     PositionVector g;
-    model.gradient(z.position(), g);
+    detail::call_gradient<Scalar, dim>(model, s.position().data(), g.data());
     const ModelContext<Model, Scalar, dim> ctx{model, g};
-    StateType out;
-    detail::static_for<blocks>([&](auto b) { add_gamma<b>(z, ctx, out.template block<b>()); });
+    BlockStateType out;
+    detail::static_for<blocks>([&](auto b) { add_gamma<b>(s, ctx, out.template block<b>()); });
     return out;
   }
 
-  /// ∇H̃(z) for the blocks after the position (block 0 is left to the caller's gradient).
-  template <int B>
-  BlockVector<B> energy_gradient(const StateType& z) const noexcept {
+  /// ∇H̃(z) for a block after the position (block 0's gradient is the model's).
+  template <int B, class St>
+  BlockVector<B> energy_gradient(const St& z) const noexcept {
     static_assert(B > 0, "block 0's gradient is the model's");
     return std::get<B - 1>(energy_.terms).gradient(z.template block<B>());
   }
 
  private:
-  /// Every block of z finite, with one test at the end (see detail::accumulate_nonfinite).
-  static bool state_finite(const StateType& z) noexcept {
+  using BlockStateType = BlockState<Scalar, Layout_>;
+
+  template <class St>
+  static constexpr void check_state() noexcept {
+    static_assert(detail::IsState<St>::value,
+                  "sgmcmc: step() takes a State or StateMap (core/state.hpp)");
+    using Sh = typename St::ShapeType;
+    static_assert(std::is_same_v<typename Sh::Scalar, Scalar> &&
+                      std::is_same_v<typename Sh::LayoutType, Layout_>,
+                  "sgmcmc: the state's scalar type and layout must be the sampler's");
+    static_assert(Sh::scratch_vectors >= 1, "sgmcmc: the state needs a scratch vector");
+  }
+
+  template <class St>
+  static BlockStateType snapshot(const St& z) noexcept {
+    BlockStateType s;
+    detail::static_for<blocks>([&](auto b) { s.template block<b>() = z.template block<b>(); });
+    return s;
+  }
+
+  // ============================================================================ fused engine
+  /// Where a step reads and writes: per block, its current values and the other copy.
+  struct Ptrs {
+    const Scalar* cur[blocks];
+    Scalar* next[blocks];
+    Scalar* grad;
+  };
+  template <class St>
+  static Ptrs pointers(St& z) noexcept {
+    Ptrs p;
+    const int f = detail::StateAccess::front(z);
+    detail::static_for<blocks>([&](auto b) {
+      p.cur[b] = detail::StateAccess::block(z, f, b);
+      p.next[b] = detail::StateAccess::block(z, 1 - f, b);
+    });
+    p.grad = detail::StateAccess::scratch(z, 0);
+    return p;
+  }
+  static void load_scalars(const Ptrs& p, Scalar (&sv)[blocks]) noexcept {
+    detail::static_for<blocks>([&](auto b) { sv[b] = scalar_block(b) ? p.cur[b][0] : Scalar(0); });
+  }
+  static void store_scalars(Ptrs& p, const Scalar (&sv)[blocks],
+                            detail::PassFlags<Scalar>& flags) noexcept {
+    detail::static_for<blocks>([&](auto b) {
+      if constexpr (scalar_block(b)) {
+        p.next[b][0] = sv[b];
+        detail::or_nonfinite(sv[b], flags.state);
+      }
+    });
+  }
+
+  /// Coordinates per chunk of noise drawn at once (the stack holds one chunk per diffusive
+  /// update of a pass).
+  static constexpr int chunk = dim < 128 ? dim : 128;
+
+  template <class St, class Model, class Noise>
+  Status run(St& z, const Model& model, Noise& noise) const noexcept {
+    if constexpr (fused) {
+      Ptrs p = pointers(z);
+      detail::PassFlags<Scalar> flags;
+      Scalar sv[blocks];
+      load_scalars(p, sv);
+      run_splitting<Integrator_, false>(p, sv, model, noise, h_, flags);
+      store_scalars(p, sv, flags);
+      if (Status s = flags.status(); !s) return s;
+      detail::StateAccess::flip(z);
+      return StatusCode::Ok;
+    } else {
+      return general_step(z, model, noise);
+    }
+  }
+
+  // --------------------------------------------------------------- per-coordinate pieces
+  using LaneT = Lane<Scalar, blocks>;
+  template <int K>
+  using ADScalar = Eigen::AutoDiffScalar<Vector<Scalar, K>>;
+
+  /// The recipe's structures and energy terms as the coordinate loop sees them: copies on the
+  /// stack when small (so the compiler keeps their constants in registers: it cannot prove that
+  /// the state's stores leave the sampler's members alone), references otherwise.
+  struct PartsCopy {
+    DTuple d;
+    QTuple q;
+    ETuple e;
+  };
+  struct PartsRef {
+    const DTuple& d;
+    const QTuple& q;
+    const ETuple& e;
+  };
+  static constexpr bool small_parts = sizeof(DTuple) + sizeof(QTuple) + sizeof(ETuple) <= 512;
+  using Parts = std::conditional_t<small_parts, PartsCopy, PartsRef>;
+  Parts parts() const noexcept { return Parts{d_.blocks, q_.pairs, energy_.terms}; }
+
+  /// ∂H/∂z_{B,i} at the lane (g_i for the position).
+  template <int B, class Pt>
+  static Scalar dh(const Pt& pt, const LaneT& x, Scalar g) noexcept {
+    if constexpr (B == 0) {
+      static_cast<void>(pt);
+      static_cast<void>(x);
+      return g;
+    } else {
+      static_cast<void>(g);
+      return std::get<B - 1>(pt.e).gradient1(x.v[B]);
+    }
+  }
+
+  /// Entry i of a lanewise structure at the lane.
+  template <class S>
+  static Scalar lane_value(const S& s, Index i, const LaneT& x) noexcept {
+    if constexpr (S::state_dependent) {
+      static_cast<void>(i);
+      return s.at(x);
+    } else {
+      static_cast<void>(x);
+      return Scalar(s.lane(i));
+    }
+  }
+
+  /// ∂(entry i of s)/∂z_{J,i} at the lane: s's own Γ pieces (rows: Γ_row = false ... see callers),
+  /// by one-direction forward AD of s.at.
+  template <int J, class S>
+  static Scalar lane_derivative(const S& s, const LaneT& x) noexcept {
+    using AD = ADScalar<1>;
+    Lane<AD, blocks> xa;
+    for (int b = 0; b < blocks; ++b) xa.v[b] = AD(x.v[b], Vector<Scalar, 1>::Zero());
+    xa.v[J].derivatives()[0] = Scalar(1);
+    const AD v = s.at(xa);
+    return v.derivatives()[0];
+  }
+
+  /// Γ contribution of a lanewise state-dependent structure s placed at (Row, Col) to row Row
+  /// (Transposed = false: Σ_k ∂A_ik/∂z_{Col,k} = ∂A_ii/∂z_{Col,i}) or, as −Aᵀ at (Col, Row), to
+  /// row Col (Transposed = true: −∂A_ii/∂z_{Row,i}).
+  template <int Row, int Col, bool Transposed, class S>
+  static Scalar lane_gamma(const S& s, const LaneT& x) noexcept {
+    if constexpr (!S::state_dependent || detail::IsZeroGamma<S>::value) {
+      static_cast<void>(s);
+      static_cast<void>(x);
+      return Scalar(0);
+    } else if constexpr (!S::auto_gamma) {
+      if constexpr (Transposed) {
+        return -Scalar(s.gamma.cols(x));
+      } else {
+        return Scalar(s.gamma.rows(x));
+      }
+    } else if constexpr (Transposed) {
+      return -lane_derivative<Row>(s, x);
+    } else {
+      return lane_derivative<Col>(s, x);
+    }
+  }
+
+  /// The drift of lane block B at the lane (the parts P selects) at temperature t; the metric
+  /// values' finiteness bits go to `metric`.
+  template <int B, Part P, class Pt>
+  static Scalar lane_drift(const Pt& pt, const LaneT& x, Scalar g, const Scalar (&sv)[blocks],
+                           Index i, Scalar t, detail::BitsOf<Scalar>& metric) noexcept {
+    constexpr bool d_part = P == Part::Full || P == Part::Dissipative;
+    constexpr bool q_part = P == Part::Full || P == Part::Conservative;
+    static_cast<void>(t);
+    static_cast<void>(sv);
+    static_cast<void>(metric);
+    Scalar f(0);
+    if constexpr (!DBlock<B>::is_zero && d_part) {
+      const Scalar dv = lane_value(std::get<B>(pt.d), i, x);
+      if constexpr (DBlock<B>::state_dependent) detail::or_nonfinite(dv, metric);
+      f -= dv * dh<B>(pt, x, g);
+      if constexpr (!cold && DBlock<B>::state_dependent) {
+        f += t * lane_gamma<B, B, false>(std::get<B>(pt.d), x);
+      }
+    }
+    if constexpr (q_part) {
+      detail::static_for<Curl_::count>([&](auto k) {
+        using Pr = QPair<k>;
+        using S = QStruct<k>;
+        if constexpr (!S::is_zero && (Pr::row == B || Pr::col == B)) {
+          const auto& a = std::get<k>(pt.q).a;
+          const Scalar av = lane_value(a, i, x);
+          if constexpr (S::state_dependent) detail::or_nonfinite(av, metric);
+          if constexpr (Pr::row == B) {
+            if constexpr (scalar_block(Pr::col)) {
+              f -= av * std::get<Pr::col - 1>(pt.e).gradient1(sv[Pr::col]);
+            } else {
+              f -= av * dh<Pr::col>(pt, x, g);
+            }
+            if constexpr (!cold && S::state_dependent) f += t * lane_gamma<Pr::row, Pr::col, false>(a, x);
+          } else {
+            f += av * dh<Pr::row>(pt, x, g);
+            if constexpr (!cold && S::state_dependent) f += t * lane_gamma<Pr::row, Pr::col, true>(a, x);
+          }
+        }
+      });
+    }
+    return f;
+  }
+
+  /// Σ-contribution of one lane to the drift of one-scalar block C (columns joining C to
+  /// position-sized blocks), with the parts P selects.
+  template <int C, Part P, class Pt>
+  static Scalar lane_reduction(const Pt& pt, const LaneT& x, Scalar g, Index i, Scalar t,
+                               detail::BitsOf<Scalar>& metric) noexcept {
+    constexpr bool q_part = P == Part::Full || P == Part::Conservative;
+    static_cast<void>(t);
+    static_cast<void>(metric);
+    Scalar r(0);
+    if constexpr (q_part) {
+      detail::static_for<Curl_::count>([&](auto k) {
+        using Pr = QPair<k>;
+        using S = QStruct<k>;
+        if constexpr (!S::is_zero && Pr::col == C && lane_block(Pr::row)) {
+          const auto& a = std::get<k>(pt.q).a;
+          const Scalar av = lane_value(a, i, x);
+          if constexpr (S::state_dependent) detail::or_nonfinite(av, metric);
+          r += av * dh<Pr::row>(pt, x, g);
+          if constexpr (!cold && S::state_dependent) r += t * lane_gamma<Pr::row, Pr::col, true>(a, x);
+        }
+      });
+    }
+    return r;
+  }
+
+  /// The drift of one-scalar block C from its own D and the pairs between scalar blocks.
+  template <int C, Part P, class Pt>
+  static Scalar scalar_drift(const Pt& pt, const Scalar (&sv)[blocks]) noexcept {
+    constexpr bool d_part = P == Part::Full || P == Part::Dissipative;
+    constexpr bool q_part = P == Part::Full || P == Part::Conservative;
+    Scalar f(0);
+    if constexpr (!DBlock<C>::is_zero && d_part) {
+      f -= Scalar(std::get<C>(pt.d).lane(0)) *
+           std::get<C - 1>(pt.e).gradient1(sv[C]);
+    }
+    if constexpr (q_part) {
+      detail::static_for<Curl_::count>([&](auto k) {
+        using Pr = QPair<k>;
+        using S = QStruct<k>;
+        if constexpr (!S::is_zero && scalar_block(Pr::row) && scalar_block(Pr::col) &&
+                      (Pr::row == C || Pr::col == C)) {
+          const Scalar av = Scalar(std::get<k>(pt.q).a.lane(0));
+          if constexpr (Pr::row == C) {
+            f -= av * std::get<Pr::col - 1>(pt.e).gradient1(sv[Pr::col]);
+          } else {
+            f += av * std::get<Pr::row - 1>(pt.e).gradient1(sv[Pr::row]);
+          }
+        }
+      });
+    }
+    return f;
+  }
+
+  /// P_B's entry i at the lane.
+  template <int B, class Pt>
+  static Scalar p_lane(const Pt& pt, Index i, const LaneT& x) noexcept {
+    if constexpr (B == 0) {
+      return lane_value(std::get<0>(pt.d), i, x);
+    } else {
+      return lane_value(std::get<PInfo<B>::pair>(pt.q).a, i, x);
+    }
+  }
+  template <int B>
+  static constexpr bool has_p() {
+    return !PInfo<B>::Structure::is_zero;
+  }
+  /// Whether a noisy update of block B can have one σ for every coordinate: D_BB and P_B are
+  /// uniform constants (then σ is uniform unless V̂ is not isotropic).
+  template <int B>
+  static constexpr bool sigma_can_be_uniform() {
+    using DS = DBlock<B>;
+    using PS = typename PInfo<B>::Structure;
+    return !DS::state_dependent && DS::uniform && (PS::is_zero || (PS::uniform && !PS::state_dependent));
+  }
+
+  /// σ_i of an update of lane block B over hp = φh: var = hp(2T d_i − hp p_i² V̂_i) (the V̂ term
+  /// when `correct`); a negative var sets not_psd and gives 0.
+  template <int B, class Pt>
+  Scalar lane_sigma(const Pt& pt, Scalar hp, Scalar t, bool correct, const LaneT& x, Index i,
+                    bool& not_psd) const noexcept {
+    const Scalar dv = lane_value(std::get<B>(pt.d), i, x);
+    Scalar var = Scalar(2) * t * dv;
+    if constexpr (has_p<B>()) {
+      const Scalar pv = p_lane<B>(pt, i, x);
+      var -= correct ? hp * pv * pv * vhat_[i] : Scalar(0);
+    } else {
+      static_cast<void>(correct);
+    }
+    var *= hp;
+    not_psd = not_psd | (var < Scalar(0));
+    return std::sqrt(var > Scalar(0) ? var : Scalar(0));
+  }
+
+  // ------------------------------------------------------------------------- planning
+  struct Plan {
+    int groups = 0;
+    int begin[32] = {};
+    int end[32] = {};
+    bool gradient_before[32] = {};
+  };
+  /// Splits the updates into passes: a pass ends before an update that needs the gradient after
+  /// the position moved, and after an update of a one-scalar block (whose new value later updates
+  /// read). `fresh`: the gradient at the current position is already in scratch 0. Explicit
+  /// Euler is one pass in which every update reads the old values.
+  template <class Split>
+  static constexpr Plan make_plan(bool fresh) {
+    using T = TraitsOf<Split>;
+    Plan p;
+    if (T::euler) {
+      p.groups = 1;
+      p.begin[0] = 0;
+      p.end[0] = T::count;
+      for (int u = 0; u < T::count; ++u) {
+        p.gradient_before[0] = p.gradient_before[0] || uses_gradient(T::updates[u].block, Part::Full);
+      }
+      p.gradient_before[0] = p.gradient_before[0] && !fresh;
+      return p;
+    }
+    bool open = false;
+    for (int u = 0; u < T::count; ++u) {
+      const auto& s = T::updates[u];
+      const bool needs = uses_gradient(s.block, s.part);
+      if (needs && !fresh) {
+        if (open) p.end[p.groups++] = u;
+        p.begin[p.groups] = u;
+        p.gradient_before[p.groups] = true;
+        open = true;
+        fresh = true;
+      } else if (!open) {
+        p.begin[p.groups] = u;
+        p.gradient_before[p.groups] = false;
+        open = true;
+      }
+      if (s.block == Position) fresh = false;
+      if (scalar_block(s.block)) {
+        p.end[p.groups++] = u + 1;
+        open = false;
+      }
+    }
+    if (open) p.end[p.groups++] = T::count;
+    return p;
+  }
+  template <class Split, bool FreshStart>
+  struct PlanOf {
+    static constexpr Plan value = make_plan<Split>(FreshStart);
+  };
+
+  /// Runs a splitting's passes (explicit Euler: one simultaneous pass). FreshStart: scratch 0
+  /// already holds ∇Ũ at the current position. h: the (signed) step.
+  template <class Split, bool FreshStart, class Model, class Noise>
+  void run_splitting(Ptrs& p, Scalar (&sv)[blocks], const Model& model, Noise& noise, Scalar h,
+                     detail::PassFlags<Scalar>& flags) const noexcept {
+    using P = PlanOf<Split, FreshStart>;
+    detail::static_for<P::value.groups>([&](auto gi) {
+      constexpr int g = gi;
+      if constexpr (P::value.gradient_before[g]) {
+        detail::call_gradient<Scalar, dim>(model, p.cur[Position], p.grad);
+      }
+      run_pass<Split, P::value.begin[g], P::value.end[g]>(p, sv, noise, h, flags);
+    });
+  }
+
+  /// What one pass (updates [Begin, End) of Split) reads, writes and draws, at compile time.
+  template <class Split, int Begin, int End>
+  struct PassInfo {
+    using T = TraitsOf<Split>;
+    static constexpr bool reads_gradient() {
+      bool r = false;
+      for (int u = Begin; u < End; ++u) r = r || uses_gradient(T::updates[u].block, T::updates[u].part);
+      return r;
+    }
+    /// Diffusive updates of position-sized blocks in this pass (each takes a chunk of noise).
+    static constexpr int noisy_count() {
+      int n = 0;
+      for (int u = Begin; u < End; ++u) {
+        if (lane_block(T::updates[u].block) && noisy(T::updates[u])) ++n;
+      }
+      return n;
+    }
+    /// The noise slot of update u: its rank among those, sorted by block then order; −1 if none.
+    static constexpr int slot(int u) {
+      int k = 0;
+      for (int b = 0; b < blocks; ++b) {
+        for (int v = Begin; v < End; ++v) {
+          const auto& s = T::updates[v];
+          if (s.block == b && lane_block(b) && noisy(s)) {
+            if (v == u) return k;
+            ++k;
+          }
+        }
+      }
+      return -1;
+    }
+    /// Whether the pass writes lane block b.
+    static constexpr bool writes(int b) {
+      for (int u = Begin; u < End; ++u) {
+        if (T::updates[u].block == b && lane_block(b)) return true;
+      }
+      return false;
+    }
+  };
+
+  /// Per-pass constants, hoisted out of the coordinate loop (the loop then reads only locals and
+  /// the state, and vectorises).
+  template <int N>
+  struct PassConstants {
+    Scalar hp[N];       ///< φh of each update
+    Scalar sigma[N];    ///< uniform σ (noise on), else 0
+    Scalar decay[N];    ///< exact OU: e^{−φh D w}
+    Scalar center[N];   ///< exact OU: c
+    Scalar t;           ///< temperature
+    bool correct;       ///< V̂ correction active
+  };
+
+  /// One pass over the coordinates applying updates [Begin, End) of Split.
+  template <class Split, int Begin, int End, class Noise>
+  void run_pass(Ptrs& p, Scalar (&sv)[blocks], Noise& noise, Scalar h,
+                detail::PassFlags<Scalar>& flags) const noexcept {
+    using T = TraitsOf<Split>;
+    using Info = PassInfo<Split, Begin, End>;
+    constexpr int n_upd = End - Begin;
+    constexpr int n_noisy = Info::noisy_count();
+    const bool noise_on = temperature() > Scalar(0);
+    PassConstants<n_upd> c{};
+    c.t = temperature();
+    c.correct = noise_on && !vhat_.zero();
+    bool per_lane = false;  // some σ_i must be computed per coordinate this time
+    detail::static_for<n_upd>([&](auto k) {
+      constexpr int u = Begin + k;
+      constexpr detail::UpdateSpec s = T::updates[u];
+      c.hp[k] = h * Scalar(s.num) / Scalar(s.den);
+      c.sigma[k] = noise_on ? uniform_sigma_[u] : Scalar(0);
+      c.decay[k] = ou_decay_[u];
+      c.center[k] = ou_center_[u];
+      if constexpr (noisy(s) && lane_block(s.block)) {
+        per_lane = per_lane || (noise_on && !uniform_sigma_ok_[u]);
+      }
+    });
+    if (per_lane) {
+      run_lanes<Split, Begin, End, true>(p, sv, noise, c, noise_on, flags);
+    } else {
+      run_lanes<Split, Begin, End, false>(p, sv, noise, c, noise_on, flags);
+    }
+    // One-scalar blocks: their update (terminal in the pass) from the sums, with one normal.
+    static_cast<void>(n_noisy);
+  }
+
+  template <class Split, int Begin, int End, bool PerLane, class Noise, class C>
+  void run_lanes(Ptrs& p, Scalar (&sv)[blocks], Noise& noise, const C& c, bool noise_on,
+                 detail::PassFlags<Scalar>& flags) const noexcept {
+    using T = TraitsOf<Split>;
+    using Info = PassInfo<Split, Begin, End>;
+    constexpr int n_upd = End - Begin;
+    constexpr bool reads_gradient = Info::reads_gradient();
+    constexpr int n_noisy = Info::noisy_count();
+    constexpr int n_slots = n_noisy > 0 ? n_noisy : 1;
+
+    Scalar zbuf[n_slots][chunk];
+    const Scalar* zeta[n_slots];
+    for (int k = 0; k < n_slots; ++k) zeta[k] = zbuf[k];
+    if (!noise_on) {
+      for (auto& row : zbuf) {
+        for (auto& v : row) v = Scalar(0);
+      }
+    }
+    // Sums for one-scalar blocks, W partial sums each: coordinate j adds to partial j mod W, so the
+    // sum vectorises without reassociation (a fixed, deterministic order; combined at the end).
+    constexpr bool reduces = [] {
+      for (int u = Begin; u < End; ++u) {
+        if (!lane_block(T::updates[u].block)) return true;
+      }
+      return false;
+    }();
+    constexpr int W = reduces ? 64 / int(sizeof(Scalar)) : 1;
+    constexpr int n_red = n_upd > 0 ? n_upd : 1;
+    Scalar red[n_red][W] = {};
+    // Each coordinate's contribution, per chunk (the coordinate loop stays free of sums).
+    Scalar contrib[reduces ? n_red : 1][reduces ? (chunk + W - 1) / W * W : 1];
+    detail::BitsOf<Scalar> gbits = 0;
+    detail::BitsOf<Scalar> mbits = 0;
+    detail::BitsOf<Scalar> sbits = 0;
+    bool not_psd = false;
+    const Scalar* const grad = p.grad;
+    const Parts pt = parts();
+
+    // Coordinate i = c0 + j, partial sum l: reads and writes coordinate i only.
+    auto lane = [&](Index c0, Index j) noexcept {
+      const Index i = c0 + j;
+      LaneT x;
+      detail::static_for<blocks>([&](auto b) { x.v[b] = lane_block(b) ? p.cur[b][i] : sv[b]; });
+      LaneT x_old;  // explicit Euler reads the old lane only
+      if constexpr (T::euler) x_old = x;
+      Scalar g(0);
+      if constexpr (reads_gradient) {
+        g = grad[i];
+        detail::or_nonfinite(g, gbits);
+      }
+      detail::static_for<n_upd>([&](auto k) {
+        constexpr int u = Begin + k;
+        constexpr detail::UpdateSpec s = T::updates[u];
+        constexpr int b = s.block;
+        const LaneT& xs = T::euler ? x_old : x;
+        static_cast<void>(x_old);
+        if constexpr (lane_block(b)) {
+          constexpr int slot = Info::slot(u);
+          if constexpr (s.part == Part::ExactOU) {
+            if constexpr (slot >= 0) {
+              x.v[b] = c.center[k] + (xs.v[b] - c.center[k]) * c.decay[k] +
+                       c.sigma[k] * zeta[slot][j];
+            }
+          } else {
+            Scalar v = xs.v[b] + c.hp[k] * lane_drift<b, s.part>(pt, xs, g, sv, i, c.t, mbits);
+            if constexpr (slot >= 0) {
+              if constexpr (PerLane || !sigma_can_be_uniform<b>()) {
+                v += lane_sigma<b>(pt, c.hp[k], c.t, c.correct, xs, i, not_psd) * zeta[slot][j];
+              } else {
+                v += c.sigma[k] * zeta[slot][j];
+              }
+            }
+            x.v[b] = v;
+          }
+        } else {
+          contrib[k][j] = lane_reduction<b, s.part>(pt, xs, g, i, c.t, mbits);
+        }
+      });
+      detail::static_for<blocks>([&](auto b) {
+        if constexpr (lane_block(b) && Info::writes(b)) {
+          p.next[b][i] = x.v[b];
+          detail::or_nonfinite(x.v[b], sbits);
+        }
+      });
+    };
+
+    for (Index c0 = 0; c0 < dim; c0 += chunk) {
+      const Index n = dim - c0 < chunk ? dim - c0 : chunk;
+      if constexpr (n_noisy > 0) {
+        if (noise_on) {
+          for (int k = 0; k < n_noisy; ++k) zeta[k] = noise.take(zbuf[k], n);
+        }
+      }
+      // No loop-carried dependence, whatever the pointers (current and next copies are disjoint,
+      // or the same block updated in place).
+#if defined(__clang__)
+#pragma clang loop vectorize(assume_safety)
+#elif defined(__GNUC__)
+#pragma GCC ivdep
+#endif
+      for (Index j = 0; j < n; ++j) lane(c0, j);
+      if constexpr (reduces) {
+        for (int k = 0; k < n_red; ++k) {
+          Index j = 0;
+          for (; j + W <= n; j += W) {
+            for (int l = 0; l < W; ++l) red[k][l] += contrib[k][j + l];
+          }
+          for (; j < n; ++j) red[k][0] += contrib[k][j];
+        }
+      }
+    }
+    Scalar red_total[n_upd > 0 ? n_upd : 1] = {};
+    for (int k = 0; k < n_upd; ++k) {
+      for (int l = 0; l < W; ++l) red_total[k] += red[k][l];
+    }
+    // One-scalar blocks: their update (terminal in the pass, or simultaneous in explicit Euler)
+    // from the sums, with one normal each.
+    Scalar old[blocks];
+    for (int b = 0; b < blocks; ++b) old[b] = sv[b];
+    detail::static_for<n_upd>([&](auto k) {
+      constexpr int u = Begin + k;
+      constexpr detail::UpdateSpec s = T::updates[u];
+      constexpr int b = s.block;
+      if constexpr (!lane_block(b)) {
+        const Scalar(&src)[blocks] = T::euler ? old : sv;
+        Scalar v = src[b] + c.hp[k] * (scalar_drift<b, s.part>(pt, src) + red_total[k]);
+        if constexpr (noisy(s)) {
+          if (noise_on) {
+            Scalar z1;
+            v += c.sigma[k] * noise.take(&z1, 1)[0];
+          }
+        }
+        sv[b] = v;
+      }
+    });
+    // From now on every block written here is read from the other copy.
+    detail::static_for<blocks>([&](auto b) {
+      if constexpr (lane_block(b) && Info::writes(b)) p.cur[b] = p.next[b];
+    });
+    flags.gradient |= gbits;
+    flags.metric |= mbits;
+    flags.state |= sbits;
+    flags.not_psd = flags.not_psd || not_psd;
+  }
+
+  static constexpr bool noisy(const detail::UpdateSpec& s) {
+    bool d = false;
+    detail::static_for<blocks>([&](auto b) {
+      if (b == s.block) d = diffusive<b>();
+    });
+    return d && s.part != Part::Conservative;
+  }
+
+  // =========================================================================== general path
+  /// The model gradient at θ into g, and its finiteness.
+  template <class Model>
+  static bool gradient_at(const Model& model, const PositionVector& theta,
+                          PositionVector& g) noexcept {
+    detail::call_gradient<Scalar, dim>(model, theta.data(), g.data());
+    return detail::all_finite(g);
+  }
+
+  template <class St, class Model, class Noise>
+  Status general_step(St& z, const Model& model, Noise& noise) const noexcept {
+    NoiseVector zeta;
+    if constexpr (noise_dim > 0) {
+      if (temperature() > Scalar(0)) {
+        const Scalar* src = noise.take(zeta.data(), noise_dim);
+        if (src != zeta.data()) {
+          for (int k = 0; k < noise_dim; ++k) zeta[k] = src[k];
+        }
+      } else {
+        zeta.setZero();
+      }
+    } else {
+      zeta.setZero();
+    }
+    const BlockStateType cur = snapshot(z);
+    BlockStateType next = cur;
+    PositionVector g;
+    const ModelContext<Model, Scalar, dim> ctx{model, g};
+    Status st;
+    if constexpr (ITraits::euler) {
+      if (!gradient_at(model, cur.position(), g)) return StatusCode::NonFiniteGradient;
+      detail::static_for<blocks>([&](auto b) {
+        if (st) st = update_block<b>(cur, g, zeta, ctx, next);
+      });
+    } else {
+      bool fresh = false;
+      detail::static_for<ITraits::count>([&](auto k) {
+        constexpr int b = ITraits::updates[k].block;
+        if (!st) return;
+        if constexpr (uses_gradient(b, Part::Full)) {
+          if (!fresh) {
+            if (!gradient_at(model, next.position(), g)) {
+              st = StatusCode::NonFiniteGradient;
+              return;
+            }
+            fresh = true;
+          }
+        }
+        st = update_block<b>(next, g, zeta, ctx, next);
+        if constexpr (b == Position) fresh = false;
+      });
+    }
+    if (!st) return st;
+    if (!next_finite(next)) return StatusCode::NonFiniteState;
+    const int f = detail::StateAccess::front(z);
+    detail::static_for<blocks>([&](auto b) {
+      Scalar* out = detail::StateAccess::block(z, 1 - f, b);
+      const auto& v = next.template block<b>();
+      for (int i = 0; i < Layout_::block_size(b); ++i) out[i] = v[i];
+    });
+    detail::StateAccess::flip(z);
+    return StatusCode::Ok;
+  }
+
+  static bool next_finite(const BlockStateType& z) noexcept {
     detail::BitsOf<Scalar> acc = 0;
     detail::static_for<blocks>(
         [&](auto b) { detail::accumulate_nonfinite(z.template block<b>(), acc); });
     return detail::finite_bits(acc);
   }
 
-  // ------------------------------------------------------------------------- drift pieces
   template <int J>
-  decltype(auto) grad_h(const StateType& z, const PositionVector& g) const noexcept {
+  decltype(auto) grad_h(const BlockStateType& z, const PositionVector& g) const noexcept {
     if constexpr (J == 0) {
       return (g);
     } else {
@@ -305,7 +1266,6 @@ class Recipe {
     }
   }
 
-  /// Is every entry of an evaluated block finite (vectorised for vector and matrix values)?
   template <class S>
   static bool eval_ok(const S& value) noexcept {
     return value_finite(value);
@@ -319,35 +1279,9 @@ class Recipe {
     return detail::all_finite(value.m);
   }
 
-  /// Does row B of -(D+Q)∇H read ∇_θH, the model gradient? (D_θθ ≠ 0 for the position, or a
-  /// non-zero skew pair joining B and the position.)
-  template <int B>
-  static constexpr bool uses_gradient() {
-    bool uses = B == Position && !DBlock<Position>::is_zero;
-    detail::static_for<Curl_::count>([&](auto i) {
-      using P = QPair<i>;
-      if (!P::StructureType::is_zero &&
-          ((P::row == B && P::col == Position) || (P::col == B && P::row == Position))) {
-        uses = true;
-      }
-    });
-    return uses;
-  }
-
-  /// Does row B involve a state-dependent block (so that Γ_B may be non-zero)?
-  template <int B>
-  static constexpr bool row_state_dependent() {
-    bool dep = DBlock<B>::state_dependent;
-    detail::static_for<Curl_::count>([&](auto i) {
-      using P = QPair<i>;
-      if (P::StructureType::state_dependent && (P::row == B || P::col == B)) dep = true;
-    });
-    return dep;
-  }
-
-  /// out = f_B(z), row block B of -(D+Q)∇H + Γ.
+  /// out = f_B(z), row block B of -(D+Q)∇H + TΓ.
   template <int B, class Ctx, class Out>
-  Status row_drift(const StateType& z, const PositionVector& g, const Ctx& ctx,
+  Status row_drift(const BlockStateType& z, const PositionVector& g, const Ctx& ctx,
                    Out&& out) const noexcept {
     out.setZero();
     bool ok = true;
@@ -358,9 +1292,9 @@ class Recipe {
     }
     detail::static_for<Curl_::count>([&](auto i) {
       using P = QPair<i>;
-      if constexpr (!P::StructureType::is_zero && (P::row == B || P::col == B)) {
+      if constexpr (!QStruct<i>::is_zero && (P::row == B || P::col == B)) {
         const auto av = std::get<i>(q_.pairs).a.eval(z, ctx);
-        if constexpr (P::StructureType::state_dependent) ok = ok && eval_ok(av);
+        if constexpr (QStruct<i>::state_dependent) ok = ok && eval_ok(av);
         if constexpr (P::row == B) {
           add_product<-1>(av, grad_h<P::col>(z, g), out);  // -Q_{B,col} ∇H_col, Q_{B,col} = A
         } else {
@@ -374,23 +1308,20 @@ class Recipe {
           Vector<Scalar, Layout_::block_size(B)>::Zero();
       add_gamma<B>(z, ctx, gamma_b);
       if (!detail::all_finite(gamma_b)) return StatusCode::NonFiniteMetric;
-      out += gamma_b;
+      out += temperature() * gamma_b;
     }
     // Finite blocks with a non-finite product: the state or gradient overflowed.
     if (!detail::all_finite(out)) return StatusCode::NonFiniteState;
     return StatusCode::Ok;
   }
 
-  // ------------------------------------------------------------------------- Γ by forward AD
-  template <int K>
-  using ADScalar = Eigen::AutoDiffScalar<Vector<Scalar, K>>;
-
+  // --------------------------------------------------------- Γ by forward AD (general path)
   /// A copy of z in AD scalars with derivative directions seeded on block J: unit vectors
   /// (K = size of J), or one all-ones direction (K = 1, separable structures).
   template <int J, int K>
-  static State<ADScalar<K>, Layout_> seed(const StateType& z) noexcept {
+  static BlockState<ADScalar<K>, Layout_> seed(const BlockStateType& z) noexcept {
     using AD = ADScalar<K>;
-    State<AD, Layout_> out;
+    BlockState<AD, Layout_> out;
     detail::static_for<blocks>([&](auto b) {
       auto& ob = out.template block<b>();
       const auto& zb = z.template block<b>();
@@ -408,15 +1339,32 @@ class Recipe {
     return out;
   }
 
-  /// out += sign * (divergence of structure s): Sign = +1 gives Σ_k ∂A_ik/∂z_{J,k} (rows),
-  /// Sign = -1 with Transposed gives -Σ_k ∂A_ki/∂z_{J,k} (the -Aᵀ block of a skew pair).
-  /// A ZeroGamma block (structure.hpp) adds nothing and emits no code.
+  /// out += sign * (divergence of structure s): rows Σ_k ∂A_ik/∂z_{J,k}, or with Transposed
+  /// −Σ_k ∂A_ki/∂z_{J,k} (the −Aᵀ block of a skew pair). ZeroGamma adds nothing.
   template <int J, bool Transposed, class S, class Ctx, class Out>
-  void add_divergence(const S& s, const StateType& z, const Ctx& ctx, Out& out) const noexcept {
+  void add_divergence(const S& s, const BlockStateType& z, const Ctx& ctx,
+                      Out& out) const noexcept {
     if constexpr (detail::IsZeroGamma<S>::value) {
       static_cast<void>(s);
       static_cast<void>(z);
       static_cast<void>(ctx);
+    } else if constexpr (!S::auto_gamma && S::lanewise) {
+      // A lanewise structure's analytic Γ is given per coordinate.
+      static_cast<void>(ctx);
+      for (Index i = 0; i < out.size(); ++i) {
+        const auto x = detail::lane_of(z, out.size() == 1 ? 0 : i);
+        if constexpr (Transposed) {
+          if (out.size() == 1) {
+            Scalar acc(0);
+            for (Index k = 0; k < dim; ++k) acc += Scalar(s.gamma.cols(detail::lane_of(z, k)));
+            out[i] -= acc;
+          } else {
+            out[i] -= Scalar(s.gamma.cols(x));
+          }
+        } else {
+          out[i] += Scalar(s.gamma.rows(x));
+        }
+      }
     } else if constexpr (!S::auto_gamma) {
       if constexpr (Transposed) {
         out -= detail::call_gamma_cols(s.gamma, z, ctx);
@@ -453,13 +1401,13 @@ class Recipe {
 
   /// out += Γ_B(z) = Σ_j ∂(D+Q)_{B,j}/∂z_j over the state-dependent blocks touching row B.
   template <int B, class Ctx, class Out>
-  void add_gamma(const StateType& z, const Ctx& ctx, Out& out) const noexcept {
+  void add_gamma(const BlockStateType& z, const Ctx& ctx, Out& out) const noexcept {
     if constexpr (DBlock<B>::state_dependent) {
       add_divergence<B, false>(std::get<B>(d_.blocks), z, ctx, out);
     }
     detail::static_for<Curl_::count>([&](auto i) {
       using P = QPair<i>;
-      if constexpr (P::StructureType::state_dependent) {
+      if constexpr (QStruct<i>::state_dependent) {
         if constexpr (P::row == B) {
           add_divergence<P::col, false>(std::get<i>(q_.pairs).a, z, ctx, out);
         }
@@ -470,38 +1418,7 @@ class Recipe {
     });
   }
 
-  // ------------------------------------------------------------------------- noise
-  /// Index of the skew pair joining block B and the position, or -1.
-  template <int B>
-  static constexpr int p_pair() {
-    int found = -1;
-    int count = 0;
-    detail::static_for<Curl_::count>([&](auto i) {
-      using P = QPair<i>;
-      if ((P::row == B && P::col == 0) || (P::row == 0 && P::col == B)) {
-        found = i;
-        ++count;
-      }
-    });
-    return count > 1 ? -2 : found;
-  }
-
-  template <int B, int Pair>
-  struct PLookup {
-    using Structure = typename QPair<Pair>::StructureType;
-    static constexpr bool transposed = QPair<Pair>::row == 0;  // P_B = -Aᵀ
-  };
-  template <int B>
-  struct PLookup<B, -1> {
-    using Structure = std::conditional_t<B == 0, DBlock<0>, detail::NoP>;
-    static constexpr bool transposed = false;
-  };
-  template <int B>
-  struct PInfo : PLookup<B, (B == 0 ? -1 : p_pair<B>())> {
-    static constexpr int pair = B == 0 ? -1 : p_pair<B>();
-    static_assert(pair != -2, "two skew pairs join the same blocks: merge them into one");
-  };
-
+  // ---------------------------------------------------------------- noise (general path)
   template <int B>
   static constexpr bool diag_noise() {
     return DBlock<B>::diagonal_like && PInfo<B>::Structure::diagonal_like;
@@ -510,14 +1427,21 @@ class Recipe {
   static constexpr bool constant_noise() {
     return !DBlock<B>::state_dependent && !PInfo<B>::Structure::state_dependent;
   }
+  template <int B>
+  static constexpr int noise_offset() {
+    int o = 0;
+    detail::static_for<blocks>([&](auto i) {
+      if (i < B && diffusive<i>()) o += Layout_::block_size(i);
+    });
+    return o;
+  }
 
   struct NoFactor {};
   template <int B>
   using Factor = std::conditional_t<
-      !diffusive<B>(), NoFactor,
+      fused || !diffusive<B>(), NoFactor,
       std::conditional_t<diag_noise<B>(), BlockVector<B>,
                          Matrix<Scalar, Layout_::block_size(B), Layout_::block_size(B)>>>;
-
   template <class Seq>
   struct FactorTuple;
   template <int... B>
@@ -526,9 +1450,8 @@ class Recipe {
   };
   using Factors = typename FactorTuple<std::make_integer_sequence<int, blocks>>::type;
 
-  /// Evaluates P_B at z (as a value), for B̂_B = P V̂ Pᵀ.
   template <int B, class Ctx>
-  auto p_value(const StateType& z, const Ctx& ctx) const noexcept {
+  auto p_value(const BlockStateType& z, const Ctx& ctx) const noexcept {
     if constexpr (B == 0) {
       return std::get<0>(d_.blocks).eval(z, ctx);
     } else {
@@ -537,22 +1460,23 @@ class Recipe {
   }
 
   /// The noise factor of diffusive block B at z: σ with Σ = diag(σ²), or lower L with Σ = LLᵀ,
-  /// where Σ = h(2 D_BB - h B̂_BB).
+  /// where Σ = h(2T D_BB - h B̂_BB).
   template <int B, class Ctx>
-  Status compute_factor(const StateType& z, const Ctx& ctx, Factor<B>& out) const noexcept {
+  Status compute_factor(const BlockStateType& z, const Ctx& ctx, Factor<B>& out) const noexcept {
     constexpr int n = Layout_::block_size(B);
     using PS = typename PInfo<B>::Structure;
-    const bool correct = !PS::is_zero && has_vhat_;
+    const bool correct = !PS::is_zero && !vhat_.zero();
     const auto dv = std::get<B>(d_.blocks).eval(z, ctx);
     if (!eval_ok(dv)) return StatusCode::NonFiniteMetric;
+    const Scalar two_t = Scalar(2) * temperature();
     if constexpr (diag_noise<B>()) {
-      BlockVector<B> var = Scalar(2) * diagonal_of<Scalar, n>(dv);
+      BlockVector<B> var = two_t * diagonal_of<Scalar, n>(dv);
       if constexpr (!PS::is_zero) {
         static_assert(n == dim, "a diagonal P_B needs block B the size of the position");
         if (correct) {
           const auto pv = p_value<B>(z, ctx);
           if (!eval_ok(pv)) return StatusCode::NonFiniteMetric;
-          var -= h_ * diagonal_of<Scalar, n>(pv).cwiseAbs2().cwiseProduct(vhat_);
+          var -= h_ * diagonal_of<Scalar, n>(pv).cwiseAbs2().cwiseProduct(vhat_.view());
         }
       }
       var *= h_;
@@ -560,7 +1484,7 @@ class Recipe {
       if ((var.array() < Scalar(0)).any()) return StatusCode::NoiseNotPSD;
       out = var.cwiseSqrt();
     } else {
-      Matrix<Scalar, n, n> sigma = Scalar(2) * dense_of<Scalar, n, n>(dv);
+      Matrix<Scalar, n, n> sigma = two_t * dense_of<Scalar, n, n>(dv);
       if constexpr (!PS::is_zero) {
         if (correct) {
           const auto pv = p_value<B>(z, ctx);
@@ -571,7 +1495,7 @@ class Recipe {
           } else {
             pm = dense_of<Scalar, n, dim>(pv);
           }
-          sigma.noalias() -= h_ * pm * vhat_.asDiagonal() * pm.transpose();
+          sigma.noalias() -= h_ * pm * vhat_.view().asDiagonal() * pm.transpose();
         }
       }
       sigma *= h_;
@@ -581,13 +1505,12 @@ class Recipe {
     return StatusCode::Ok;
   }
 
-  /// out = (out + h f) + noise_B: drift and noise in one pass over the block, with the operations
-  /// in the order of two passes (out += h f; out += noise), hence the same results.
+  /// out = (out + h f) + noise_B, in the order of two passes (out += h f; out += noise).
   template <int B, class Out>
   void add_drift_and_noise(const BlockVector<B>& f, const Factor<B>& factor,
                            const NoiseVector& zeta, Out& out) const noexcept {
     constexpr int n = Layout_::block_size(B);
-    const auto seg = zeta.template segment<n>(noise_offset(B));
+    const auto seg = zeta.template segment<n>(noise_offset<B>());
     if constexpr (diag_noise<B>()) {
       out = (out + h_ * f) + factor.cwiseProduct(seg);
     } else {
@@ -596,57 +1519,169 @@ class Recipe {
     }
   }
 
-  /// next_B = (from_B) + h f_B(from) + noise_B(from). For explicit Euler from = z_t and
-  /// next = a copy of z_t; for a sweep from and next are the same state.
+  /// next_B = from_B + h f_B(from) + noise_B(from). For explicit Euler from = z_t and next = a
+  /// copy of z_t; for a sweep from and next are the same state.
   template <int B, class Ctx>
-  Status update_block(const StateType& from, const PositionVector& g, const NoiseVector& zeta,
-                      const Ctx& ctx, StateType& next) const noexcept {
+  Status update_block(const BlockStateType& from, const PositionVector& g,
+                      const NoiseVector& zeta, const Ctx& ctx,
+                      BlockStateType& next) const noexcept {
     BlockVector<B> f;
     if (Status st = row_drift<B>(from, g, ctx, f); !st) return st;
     auto& nb = next.template block<B>();
     if constexpr (diffusive<B>()) {
-      if constexpr (constant_noise<B>()) {
-        add_drift_and_noise<B>(f, std::get<B>(factors_), zeta, nb);
-      } else {
-        Factor<B> factor;
-        if (Status st = compute_factor<B>(from, ctx, factor); !st) return st;
-        add_drift_and_noise<B>(f, factor, zeta, nb);
+      if (temperature() > Scalar(0)) {
+        if constexpr (constant_noise<B>()) {
+          add_drift_and_noise<B>(f, std::get<B>(factors_), zeta, nb);
+        } else {
+          Factor<B> factor;
+          if (Status st = compute_factor<B>(from, ctx, factor); !st) return st;
+          add_drift_and_noise<B>(f, factor, zeta, nb);
+        }
+        return StatusCode::Ok;
       }
-    } else {
-      nb += h_ * f;
     }
+    nb += h_ * f;
     return StatusCode::Ok;
   }
 
-  /// Validates h and V̂, precomputes the noise factors of constant blocks.
+  // ========================================================================= configuration
+  /// Validates h, T, V̂ and the structures; precomputes constant noise factors.
   Status configure() noexcept {
     status_ = StatusCode::Ok;
     if (!(h_ > Scalar(0)) || !std::isfinite(h_)) return status_ = StatusCode::InvalidStepSize;
-    if (!vhat_.allFinite() || (vhat_.array() < Scalar(0)).any()) {
+    if (!(temperature_ >= Scalar(0)) || !std::isfinite(temperature_) ||
+        (cold && temperature_ != Scalar(1) && temperature_ != Scalar(0))) {
       return status_ = StatusCode::InvalidParameter;
     }
+    if (!vhat_valid()) return status_ = StatusCode::InvalidParameter;
     if (!energy_valid(std::make_index_sequence<Energy_::count>{}) || !structures_valid()) {
       return status_ = StatusCode::InvalidParameter;
     }
-    has_vhat_ = (vhat_.array() > Scalar(0)).any();
-    if (has_vhat_ && !cold) {
-      // B̂ couples two diffusive blocks when both have a non-zero P: not implemented.
+    const bool correcting = !vhat_.zero() && !cold && temperature() > Scalar(0);
+    if (correcting) {
+      // B̂ couples two diffusive blocks when both have a non-zero P: not implemented. Splittings
+      // other than whole-step sweeps have no B̂ correction.
       int carriers = 0;
       detail::static_for<blocks>([&](auto b) {
         if (diffusive<b>() && !PInfo<b>::Structure::is_zero) ++carriers;
       });
-      if (carriers > 1) return status_ = StatusCode::Unsupported;
+      if (carriers > 1 || !sweep_like()) return status_ = StatusCode::Unsupported;
     }
-    const StateType origin;  // constant blocks ignore the state
-    detail::static_for<blocks>([&](auto b) {
-      // State-dependent blocks compute their factor per step; zeroing the stored one keeps
-      // copies of the sampler free of uninitialised reads.
-      if constexpr (diffusive<b>() && !constant_noise<b>()) std::get<b>(factors_).setZero();
-      if constexpr (diffusive<b>() && constant_noise<b>()) {
-        if (status_) status_ = compute_factor<b>(origin, NoContext{}, std::get<b>(factors_));
-      }
-    });
+    if constexpr (fused) {
+      if (Status s = configure_fused(); !s) return status_ = s;
+    } else {
+      const BlockStateType origin;  // constant blocks ignore the state
+      detail::static_for<blocks>([&](auto b) {
+        if constexpr (diffusive<b>() && !constant_noise<b>()) std::get<b>(factors_).setZero();
+        if constexpr (diffusive<b>() && constant_noise<b>()) {
+          if (status_ && temperature() > Scalar(0)) {
+            status_ = compute_factor<b>(origin, NoContext{}, std::get<b>(factors_));
+          }
+        }
+      });
+    }
     return status_;
+  }
+
+  /// Fused recipes: the noise factor of each update (a precomputed scalar where D, P and V̂ are
+  /// uniform constants), the PSD check of constant non-uniform ones (one pass over d), and the
+  /// exact-OU coefficients.
+  Status configure_fused() noexcept {
+    const Scalar t = temperature();
+    Status st;
+    auto one = [&](int u, auto bc, const detail::UpdateSpec& s) {
+      constexpr int b = decltype(bc)::value;
+      uniform_sigma_ok_[u] = false;
+      uniform_sigma_[u] = Scalar(0);
+      ou_decay_[u] = Scalar(1);
+      ou_center_[u] = Scalar(0);
+      const Scalar phi = Scalar(s.num) / Scalar(s.den);
+      const Scalar hp = phi * h_;
+      if (s.part == Part::Conservative || !diffusive<b>()) {
+        uniform_sigma_ok_[u] = true;
+        return;
+      }
+      using DS = DBlock<b>;
+      if constexpr (!DS::is_zero && !DS::state_dependent) {
+        if (s.part == Part::ExactOU) {
+          if constexpr (b > 0 && DS::uniform) {
+            using Term = std::tuple_element_t<b - 1, ETuple>;
+            if constexpr (detail::OUParams<Term>::available) {
+              const auto& term = std::get<b - 1>(energy_.terms);
+              const Scalar w = detail::OUParams<Term>::curvature(term);
+              const Scalar a = std::exp(-hp * Scalar(std::get<b>(d_.blocks).lane(0)) * w);
+              ou_decay_[u] = a;
+              ou_center_[u] = detail::OUParams<Term>::center(term);
+              uniform_sigma_[u] = std::sqrt(t * (Scalar(1) - a * a) / w);
+              uniform_sigma_ok_[u] = true;
+              return;
+            }
+          }
+          st = StatusCode::Unsupported;  // exact OU needs a uniform constant D and a quadratic term
+          return;
+        }
+        using PS = typename PInfo<b>::Structure;
+        const bool correct = !PS::is_zero && !vhat_.zero() && t > Scalar(0);
+        constexpr bool p_uniform = PS::is_zero || (PS::uniform && !PS::state_dependent);
+        if (DS::uniform && p_uniform && (!correct || vhat_.isotropic())) {
+          Scalar var = Scalar(2) * t * Scalar(std::get<b>(d_.blocks).lane(0));
+          if constexpr (!PS::is_zero && p_uniform) {
+            if (correct) {
+              const Scalar pv = p_uniform_value<b>();
+              var -= hp * pv * pv * vhat_.iso();
+            }
+          }
+          var *= hp;
+          if (!std::isfinite(var)) {
+            st = StatusCode::NonFiniteMetric;
+          } else if (var < Scalar(0)) {
+            st = StatusCode::NoiseNotPSD;
+          } else {
+            uniform_sigma_[u] = std::sqrt(var);
+            uniform_sigma_ok_[u] = true;
+          }
+          return;
+        }
+        if constexpr (!PS::state_dependent) {
+          // Constant but not uniform: check every coordinate once here.
+          LaneT x{};
+          bool not_psd = false;
+          for (Index i = 0; i < dim && !not_psd; ++i) {
+            const Scalar sg = lane_sigma<b>(parts(), hp, t, correct, x, i, not_psd);
+            if (!std::isfinite(sg)) st = StatusCode::NonFiniteMetric;
+          }
+          if (not_psd) st = StatusCode::NoiseNotPSD;
+        }
+      } else if (s.part == Part::ExactOU) {
+        st = StatusCode::Unsupported;
+      }
+    };
+    detail::static_for<ITraits::count>([&](auto k) {
+      constexpr detail::UpdateSpec s = ITraits::updates[k];
+      if (st) one(k, std::integral_constant<int, s.block>{}, s);
+    });
+    return st;
+  }
+
+  template <int B>
+  Scalar p_uniform_value() const noexcept {
+    using PS = typename PInfo<B>::Structure;
+    if constexpr (PS::is_zero) {
+      return Scalar(0);
+    } else if constexpr (B == 0) {
+      return Scalar(std::get<0>(d_.blocks).lane(0));
+    } else {
+      return Scalar(std::get<PInfo<B>::pair>(q_.pairs).a.lane(0));
+    }
+  }
+
+  bool vhat_valid() const noexcept {
+    if (vhat_.isotropic()) return std::isfinite(vhat_.iso()) && vhat_.iso() >= Scalar(0);
+    for (Index i = 0; i < dim; ++i) {
+      const Scalar v = vhat_[i];
+      if (!std::isfinite(v) || v < Scalar(0)) return false;
+    }
+    return true;
   }
 
   template <std::size_t... I>
@@ -654,33 +1689,39 @@ class Recipe {
     return (std::get<I>(energy_.terms).valid() && ...);
   }
 
-  /// Constant D blocks must be PSD with finite entries (dense ones are checked by the Cholesky
-  /// of the noise covariance); constant Q blocks must be finite; state-dependent blocks must pass
-  /// their callable's own parameter check (StateDependent::valid).
+  /// Constant D blocks must be PSD with finite entries: diagonal ones entry-wise, dense ones
+  /// symmetric (to rounding) with a Cholesky factor (positive definite, as the noise needs);
+  /// constant Q blocks finite; state-dependent and mapped blocks pass their own parameter check.
   template <class S>
   static bool d_block_valid(const S& s) noexcept {
     if constexpr (S::is_zero) {
       return true;
     } else if constexpr (S::state_dependent) {
       return s.valid();
-    } else {
-      const auto v = s.eval(StateType{});
-      if constexpr (std::is_same_v<std::decay_t<decltype(v)>, IdentityValue>) {
-        return true;
-      } else if constexpr (S::diagonal_like) {
-        return value_finite(v) && nonnegative(v);
-      } else {
-        return value_finite(v);
+    } else if constexpr (S::lanewise && !S::uniform) {
+      if constexpr (detail::HasValid<S>::value) {
+        if (!s.valid()) return false;
       }
+      for (Index i = 0; i < dim; ++i) {
+        const Scalar v = Scalar(s.lane(i));
+        if (!std::isfinite(v) || v < Scalar(0)) return false;
+      }
+      return true;
+    } else if constexpr (S::lanewise) {
+      const Scalar v = Scalar(s.lane(0));
+      return std::isfinite(v) && v >= Scalar(0);
+    } else {
+      const auto v = s.eval(BlockStateType{});
+      if (!value_finite(v)) return false;
+      const auto m = dense_of<Scalar, std::decay_t<decltype(v.m)>::RowsAtCompileTime,
+                              std::decay_t<decltype(v.m)>::ColsAtCompileTime>(v);
+      const Scalar scale = m.cwiseAbs().maxCoeff();
+      if (!((m - m.transpose()).cwiseAbs().maxCoeff() <= Constants<Scalar>::epsilon() * scale)) {
+        return false;
+      }
+      std::decay_t<decltype(m)> l;
+      return detail::cholesky_lower(m, l);
     }
-  }
-  template <class S>
-  static bool nonnegative(const ScalarValue<S>& v) noexcept {
-    return v.s >= S(0);
-  }
-  template <class V>
-  static bool nonnegative(const DiagonalValue<V>& v) noexcept {
-    return (v.v.array() >= Scalar(0)).all();
   }
   template <class S>
   static bool q_block_valid(const S& s) noexcept {
@@ -688,8 +1729,17 @@ class Recipe {
       return true;
     } else if constexpr (S::state_dependent) {
       return s.valid();
+    } else if constexpr (S::lanewise) {
+      if constexpr (detail::HasValid<S>::value) {
+        if (!s.valid()) return false;
+      }
+      const Index n = S::uniform ? 1 : dim;
+      for (Index i = 0; i < n; ++i) {
+        if (!std::isfinite(Scalar(s.lane(i)))) return false;
+      }
+      return true;
     } else {
-      return value_finite(s.eval(StateType{}));
+      return value_finite(s.eval(BlockStateType{}));
     }
   }
   bool structures_valid() const noexcept {
@@ -700,13 +1750,19 @@ class Recipe {
     return ok;
   }
 
+  static constexpr int n_updates = ITraits::count;
+
   Energy_ energy_;
   Diffusion_ d_;
   Curl_ q_;
   Scalar h_;
-  PositionVector vhat_;
-  bool has_vhat_ = false;
+  Scalar temperature_ = Scalar(1);
+  detail::GradientNoise<Scalar, dim> vhat_;
   Factors factors_{};
+  Scalar uniform_sigma_[n_updates] = {};
+  bool uniform_sigma_ok_[n_updates] = {};
+  Scalar ou_decay_[n_updates] = {};
+  Scalar ou_center_[n_updates] = {};
   Status status_;
 };
 

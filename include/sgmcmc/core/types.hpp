@@ -115,10 +115,14 @@ template <class P, int O>
 bool all_finite(const Eigen::Map<P, O>& x) noexcept {
   return all_finite(x.data(), x.size());
 }
-/// Other expressions: evaluated first (small sizes only).
+/// Other expressions: coefficient by coefficient (no temporary, any size).
 template <class Derived>
 bool all_finite(const Eigen::MatrixBase<Derived>& x) noexcept {
-  return all_finite(x.eval());
+  BitsOf<typename Derived::Scalar> acc = 0;
+  for (Index j = 0; j < x.cols(); ++j) {
+    for (Index i = 0; i < x.rows(); ++i) or_nonfinite(x.derived().coeff(i, j), acc);
+  }
+  return finite_bits(acc);
 }
 
 }  // namespace detail

@@ -1,139 +1,153 @@
 // SPDX-License-Identifier: MIT
-// HMC (MATH.md §2.2): r ~ N(0, mI); L leapfrog steps; Metropolis test on the full-data H.
-// With metropolis = false and a noisy gradient it is the SGHMC paper's "naive SGHMC" (biased).
+// HMC (MATH.md §2.2) as a recipe declaration plus its accept step: z = (θ, r), H = U + rᵀr/(2m),
+// D = 0, Q = [[0,-I],[I,0]], leapfrog in the engine; r ~ N(0, mI), L leapfrog steps, Metropolis
+// test on the full-data H. With metropolis = false and a noisy gradient it is the SGHMC paper's
+// "naive SGHMC" (biased).
 #pragma once
 
 #include <cmath>
 
-#include "sgmcmc/core/kinetic.hpp"
-#include "sgmcmc/core/layout.hpp"
-#include "sgmcmc/core/model.hpp"
-#include "sgmcmc/core/noise.hpp"
-#include "sgmcmc/core/status.hpp"
+#include "sgmcmc/samplers/sampler.hpp"
 
 namespace sgmcmc {
+
+/// The recipe behind HMC: no diffusion, the symplectic pair, leapfrog.
+template <class Scalar, int Dim>
+using HMCRecipe = Recipe<Scalar, Layout<Dim, Dim>, Energy<GaussianKinetic<Scalar>>,
+                         Diffusion<Zero, Zero>, Curl<SkewPair<Momentum, Position, Identity>>, Leapfrog>;
+
+/// Parameters of HMC.
+template <class Scalar>
+struct HMCParams {
+  Scalar step_size{Scalar(0.1)};  ///< h of the leapfrog
+  int steps{10};                  ///< L leapfrog steps per proposal
+  Scalar mass{Scalar(1)};         ///< m, M = m I
+  bool metropolis{true};          ///< false: accept every trajectory (biased; for comparisons)
+};
+
+/// What the last transition of a chain did (the state's bookkeeping: z.extra()).
+template <class Scalar>
+struct HMCInfo {
+  bool accepted = false;
+  bool divergent = false;           ///< a non-finite value met inside the trajectory
+  Scalar energy_error = Scalar(0);  ///< H(end) - H(start)
+  Scalar accept_prob = Scalar(0);   ///< min(1, e^{-energy_error}) (0 if divergent)
+};
 
 /// Hamiltonian Monte Carlo with a fixed number of leapfrog steps.
 /// Class invariant: status() is Ok iff step_size > 0, steps >= 1, mass > 0, all finite.
 template <class Scalar, int Dim>
-class HMC {
+class HMC
+    : public SamplerBase<HMC<Scalar, Dim>, Scalar, Dim,
+                         State<Scalar, Layout<Dim, Dim>, 1, HMCInfo<Scalar>>,
+                         StateMap<Scalar, Layout<Dim, Dim>, 1, HMCInfo<Scalar>>, HMCParams<Scalar>> {
+  template <class, class, int, class, class, class>
+  friend class SamplerBase;
+
  public:
-  static_assert(Dim > 0, "Dim must be positive");
-  using StateType = State<Scalar, Layout<Dim, Dim>>;
-  using PositionVector = Vector<Scalar, Dim>;
+  using Params = HMCParams<Scalar>;
+  using Info = HMCInfo<Scalar>;
+  using RecipeType = HMCRecipe<Scalar, Dim>;
 
-  struct Params {
-    Scalar step_size{Scalar(0.1)};  ///< h of the leapfrog
-    int steps{10};                  ///< L leapfrog steps per proposal
-    Scalar mass{Scalar(1)};         ///< m, M = m I
-    bool metropolis{true};          ///< false: accept every trajectory (biased; for comparisons)
-  };
+  explicit HMC(const Params& p = Params{}) noexcept : params_(p), recipe_(make_recipe(p)) {}
 
-  /// What one step did.
-  struct Info {
-    bool accepted = false;
-    bool divergent = false;           ///< a non-finite value met inside the trajectory
-    Scalar energy_error = Scalar(0);  ///< H(end) - H(start)
-  };
+  static RecipeType make_recipe(const Params& p) noexcept {
+    return {Energy<GaussianKinetic<Scalar>>{{GaussianKinetic<Scalar>{p.mass}}},
+            Diffusion<Zero, Zero>{}, Curl<SkewPair<Momentum, Position, Identity>>{}, p.step_size};
+  }
+  /// The leapfrog recipe (read-only).
+  const RecipeType& recipe() const noexcept { return recipe_; }
 
-  explicit HMC(const Params& p) noexcept : p_(p), kinetic_{p.mass} {
-    const bool ok =
-        p.step_size > Scalar(0) && std::isfinite(p.step_size) && p.steps >= 1 && kinetic_.valid();
-    status_ = ok ? Status(StatusCode::Ok)
-                 : Status(!(p.step_size > Scalar(0)) || !std::isfinite(p.step_size)
-                              ? StatusCode::InvalidStepSize
-                              : StatusCode::InvalidParameter);
+  /// L leapfrog steps from z (deterministic, no refresh, no test), committed if every value
+  /// stays finite; otherwise the first failure is returned and z is unchanged. Reversible and
+  /// volume preserving (tested).
+  template <class St, class Model>
+  Status leapfrog(St& z, const Model& model) const noexcept {
+    if (Status s = current_status(); !s) return s;
+    detail::call_gradient<Scalar, Dim>(model, z.position().data(),
+                                       detail::StateAccess::scratch(z, 0));
+    if (!detail::all_finite(detail::StateAccess::scratch(z, 0), Dim)) {
+      return StatusCode::NonFiniteGradient;
+    }
+    if (Status s = recipe_.integrate(z, model, params_.steps); !s) return s;
+    detail::StateAccess::flip(z);
+    return StatusCode::Ok;
   }
 
-  Status status() const noexcept { return status_; }
-  const Params& params() const noexcept { return p_; }
-
-  StateType start(const PositionVector& theta0) const noexcept {
-    StateType z;
-    z.position() = theta0;
-    return z;
+ private:
+  Status current_status() const noexcept {
+    if (!(params_.step_size > Scalar(0)) || !std::isfinite(params_.step_size)) {
+      return StatusCode::InvalidStepSize;
+    }
+    if (params_.steps < 1 || !recipe_.status()) return StatusCode::InvalidParameter;
+    return StatusCode::Ok;
   }
-
-  /// L leapfrog steps from z (deterministic, no refresh, no test). Returns NonFiniteGradient
-  /// and leaves z unchanged if a gradient is not finite. The flow is reversible and volume
-  /// preserving (tested).
-  template <class Model>
-  Status leapfrog(StateType& z, const Model& model) const noexcept {
-    check_gradient_model<Model, Scalar, Dim>();
-    if (!status_) return status_;
-    StateType w = z;
-    PositionVector g;
-    model.gradient(w.position(), g);
-    if (!detail::all_finite(g)) return StatusCode::NonFiniteGradient;
-    if (!integrate(w, g, model)) return StatusCode::NonFiniteGradient;
-    z = w;
+  Scalar get_step_size() const noexcept { return params_.step_size; }
+  static void put_step_size(Params& p, Scalar h) noexcept { p.step_size = h; }
+  Status apply_params(const Params& p) noexcept {
+    params_ = p;
+    recipe_ = make_recipe(p);
+    return current_status();
+  }
+  template <class St, class X>
+  Status init_state(St&, const X&) const noexcept {
     return StatusCode::Ok;
   }
 
   /// Refresh r ~ N(0, mI), integrate, accept with probability min(1, exp(H₀ - H_L)).
   /// On rejection (or a divergent trajectory) θ is kept and r is the refreshed draw.
-  template <class Model, class Rng>
-  Status step(StateType& z, const Model& model, Rng& rng, Info* info = nullptr) const noexcept {
-    check_gradient_model<Model, Scalar, Dim>();
-    check_rng<Rng>();
-    if (!status_) return status_;
-    if (!detail::all_finite(z.position())) return StatusCode::NonFiniteState;
-    PositionVector g;
-    model.gradient(z.position(), g);
-    if (!detail::all_finite(g)) return StatusCode::NonFiniteGradient;
+  template <class St, class Model, class Rng>
+  Status step_state(St& z, const Model& model, Rng& rng) const noexcept {
+    if (Status s = current_status(); !s) return s;
+    if (!z.all_finite()) return StatusCode::NonFiniteState;
+    Scalar* g = detail::StateAccess::scratch(z, 0);
+    detail::call_gradient<Scalar, Dim>(model, z.position().data(), g);
+    if (!detail::all_finite(g, Dim)) return StatusCode::NonFiniteGradient;
     Scalar u0(0);
-    if (p_.metropolis) {
+    if (params_.metropolis) {
       check_potential_model<Model, Scalar, Dim>();
-      if constexpr (HasPotential<Model, Scalar, Dim>::value)
-        u0 = Scalar(model.potential(z.position()));
+      if constexpr (HasPotential<Model, Scalar, Dim>::value) {
+        u0 = detail::call_potential<Scalar, Dim>(model, z.position().data());
+      }
       if (!std::isfinite(u0)) return StatusCode::NonFinitePotential;
     }
-    StateType w = z;
-    kinetic_.sample(rng, w.momentum());
-    const Scalar h0 = u0 + kinetic_.energy(w.momentum());
-    StateType proposal = w;
-    Info local;
-    local.divergent = !integrate(proposal, g, model);
-    bool accept = !local.divergent;
-    if (accept && p_.metropolis) {
+    // From here the transition cannot fail: the refresh is an exact Gibbs move, and a divergent
+    // trajectory is a rejection.
+    const auto& kinetic = std::get<0>(recipe_.energy().terms);
+    kinetic.sample(rng, z.momentum());
+    const Scalar h0 = u0 + kinetic.energy(z.momentum());
+    Info info;
+    info.divergent = !recipe_.integrate(z, model, params_.steps);
+    bool accept = !info.divergent;
+    const int back = 1 - detail::StateAccess::front(z);
+    if (accept && params_.metropolis) {
       Scalar u1(0);
       if constexpr (HasPotential<Model, Scalar, Dim>::value) {
-        u1 = Scalar(model.potential(proposal.position()));
+        u1 = detail::call_potential<Scalar, Dim>(model, detail::StateAccess::block(z, back, 0));
       }
-      local.energy_error = u1 + kinetic_.energy(proposal.momentum()) - h0;
-      if (!std::isfinite(local.energy_error)) {
-        local.divergent = true;
+      const ConstVectorMap<Scalar, Dim> r1(detail::StateAccess::block(z, back, 1));
+      info.energy_error = u1 + kinetic.energy(r1) - h0;
+      if (!std::isfinite(info.energy_error)) {
+        info.divergent = true;
         accept = false;
-      } else if (local.energy_error > Scalar(0)) {
-        accept = std::log(uniform_open01<Scalar>(rng)) < -local.energy_error;
+      } else if (info.energy_error > Scalar(0)) {
+        // Beyond 80 the probability is below 2e-35: 0, without an underflowing exp (errno).
+        info.accept_prob = info.energy_error < Scalar(80) ? std::exp(-info.energy_error) : Scalar(0);
+        accept = uniform_open01<Scalar>(rng) < info.accept_prob;
+      } else {
+        info.accept_prob = Scalar(1);
       }
+    } else if (accept) {
+      info.accept_prob = Scalar(1);
     }
-    local.accepted = accept;
-    z = accept ? proposal : w;
-    if (info) *info = local;
+    info.accepted = accept;
+    if (accept) detail::StateAccess::flip(z);
+    z.set_extra(info);
     return StatusCode::Ok;
   }
 
- private:
-  /// L leapfrog steps in place; g holds ∇U at w.position() on entry. False if non-finite.
-  template <class Model>
-  bool integrate(StateType& w, PositionVector& g, const Model& model) const noexcept {
-    const Scalar h = p_.step_size;
-    const Scalar half = h / Scalar(2);
-    const Scalar inv_m = Scalar(1) / kinetic_.mass;
-    for (int l = 0; l < p_.steps; ++l) {
-      w.momentum() -= half * g;
-      w.position() += (h * inv_m) * w.momentum();
-      model.gradient(w.position(), g);
-      if (!detail::all_finite(g)) return false;
-      w.momentum() -= half * g;
-    }
-    return w.all_finite();
-  }
-
-  Params p_;
-  GaussianKinetic<Scalar> kinetic_;
-  Status status_;
+  Params params_;
+  RecipeType recipe_;
 };
 
 template <int Dim>

@@ -1,19 +1,16 @@
 // SPDX-License-Identifier: MIT
 // SGHMC (MATH.md §2.1–2.2): z = (θ, r), H = U + rᵀr/(2m), D = diag(0, C), Q = [[0,-I],[I,0]].
-// Kick–drift by default (MATH.md §1.3): r ← r - hg - hCr/m + N(0, h(2C - hV̂)); θ ← θ + hr/m.
+// Kick–drift by default (MATH.md §1.3): r ← r - hg - hCr/m + N(0, h(2TC - hV̂)); θ ← θ + hr/m.
 #pragma once
 
 #include <cmath>
 
-#include "sgmcmc/core/recipe.hpp"
+#include "sgmcmc/samplers/sampler.hpp"
 
 namespace sgmcmc {
 
-/// Kick–drift: momentum first, then position from the new momentum.
-using KickDrift = Sweep<Momentum, Position>;
-/// Drift–kick: position first (SGHMC paper's Algorithm 2).
-using DriftKick = Sweep<Position, Momentum>;
-
+/// The recipe declaration behind SGHMC with any integrator (KickDrift, DriftKick, ExplicitEuler,
+/// BAOAB, OBABO); Cold = true is SGD with momentum.
 template <class Scalar, int Dim, class Integrator = KickDrift, bool Cold = false>
 using SGHMCRecipe = Recipe<Scalar, Layout<Dim, Dim>, Energy<GaussianKinetic<Scalar>>,
                            Diffusion<Zero, Scaled<Scalar>>,
@@ -37,30 +34,40 @@ struct SGHMCParams {
   }
 };
 
+namespace detail {
+template <class Scalar, int Dim, class Integrator, bool Cold>
+SGHMCRecipe<Scalar, Dim, Integrator, Cold> sghmc_recipe(const SGHMCParams<Scalar>& p) noexcept {
+  return {Energy<GaussianKinetic<Scalar>>{{GaussianKinetic<Scalar>{p.mass}}},
+          Diffusion<Zero, Scaled<Scalar>>{{Zero{}, Scaled<Scalar>{p.friction}}},
+          Curl<SkewPair<Momentum, Position, Identity>>{}, p.step_size};
+}
+}  // namespace detail
+
 /// Stochastic-gradient Hamiltonian Monte Carlo with friction C (Chen, Fox & Guestrin 2014).
+/// Integrator: KickDrift (default), DriftKick, ExplicitEuler (the oracle), or the splittings
+/// BAOAB / OBABO (friction and noise solved exactly; no V̂ correction: set_gradient_noise then
+/// gives Unsupported).
 template <class Scalar, int Dim, class Integrator = KickDrift>
-class SGHMC : public SGHMCRecipe<Scalar, Dim, Integrator> {
-  using Base = SGHMCRecipe<Scalar, Dim, Integrator>;
+class SGHMC : public RecipeSampler<SGHMC<Scalar, Dim, Integrator>,
+                                   SGHMCRecipe<Scalar, Dim, Integrator>, SGHMCParams<Scalar>> {
+  using Base = RecipeSampler<SGHMC<Scalar, Dim, Integrator>, SGHMCRecipe<Scalar, Dim, Integrator>,
+                             SGHMCParams<Scalar>>;
 
  public:
-  static_assert(Dim > 0, "Dim must be positive");
   using Params = SGHMCParams<Scalar>;
+  explicit SGHMC(const Params& p = Params{}) noexcept : Base(p) {}
 
-  explicit SGHMC(const Params& p) noexcept
-      : Base(Energy<GaussianKinetic<Scalar>>{{GaussianKinetic<Scalar>{p.mass}}},
-             Diffusion<Zero, Scaled<Scalar>>{{Zero{}, Scaled<Scalar>{p.friction}}},
-             Curl<SkewPair<Momentum, Position, Identity>>{}, p.step_size) {}
-
-  /// (θ₀, r = 0).
-  typename Base::StateType start(const Vector<Scalar, Dim>& theta0) const noexcept {
-    typename Base::StateType z;
-    z.position() = theta0;
-    return z;
+  static SGHMCRecipe<Scalar, Dim, Integrator> make_recipe(const Params& p) noexcept {
+    return detail::sghmc_recipe<Scalar, Dim, Integrator, false>(p);
   }
-  /// Redraws r ~ N(0, m I): an exact Gibbs move, valid on any state-independent schedule.
-  template <class Rng>
-  void refresh_momentum(typename Base::StateType& z, Rng& rng) const noexcept {
-    std::get<0>(this->energy().terms).sample(rng, z.momentum());
+
+  /// Redraws r ~ N(0, m I) in place: an exact Gibbs move, valid on any state-independent
+  /// schedule. Returns status() (and draws nothing) if the parameters are invalid.
+  template <class St, class Rng>
+  Status refresh_momentum(St& z, Rng& rng) const noexcept {
+    if (Status s = this->status(); !s) return s;
+    std::get<0>(this->recipe_.energy().terms).sample(rng, z.momentum());
+    return StatusCode::Ok;
   }
 };
 

@@ -1,38 +1,41 @@
 // SPDX-License-Identifier: MIT
 // SGLD (MATH.md §2.1–2.2): z = θ, H = U, D = D₀ constant SPD, Q = 0, Γ = 0.
-//   θ ← θ - h D₀ g + N(0, h(2D₀ - h D₀V̂D₀)).   Welling–Teh's ε: h = ε/2, D₀ = I.
+//   θ ← θ - h D₀ g + N(0, h(2TD₀ - h D₀V̂D₀)).   Welling–Teh's ε: h = ε/2, D₀ = I.
 #pragma once
 
-#include "sgmcmc/core/recipe.hpp"
+#include "sgmcmc/samplers/sampler.hpp"
 
 namespace sgmcmc {
 
-/// The recipe declaration behind SGLD with diffusion structure DS (Scaled, Diagonal or Dense).
+/// The recipe declaration behind SGLD with diffusion structure DS (Scaled, Diagonal, DiagonalMap
+/// or Dense); Cold = true is SGD.
 template <class Scalar, int Dim, class DS, bool Cold = false>
 using SGLDRecipe =
     Recipe<Scalar, Layout<Dim>, Energy<>, Diffusion<DS>, Curl<>, ExplicitEuler, Cold>;
 
+/// Parameters of SGLD.
+template <class Scalar, class DS>
+struct SGLDParams {
+  Scalar step_size{Scalar(1e-3)};  ///< h (MATH.md convention; Welling–Teh ε = 2h)
+  DS diffusion{};                  ///< D₀, default the identity
+};
+
 /// Stochastic-gradient Langevin dynamics with a constant preconditioner D₀ of structure DS:
-/// Scaled<Scalar> (D₀ = s I, default s = 1), Diagonal<Scalar, Dim> or Dense<Scalar, Dim, Dim>.
+/// Scaled<Scalar> (D₀ = s I, default s = 1), Diagonal<Scalar, Dim>, DiagonalMap<Scalar, Dim>
+/// (any d, values in caller memory) or Dense<Scalar, Dim, Dim> (symmetric positive definite).
 template <class Scalar, int Dim, class DS = Scaled<Scalar>>
-class SGLD : public SGLDRecipe<Scalar, Dim, DS> {
-  using Base = SGLDRecipe<Scalar, Dim, DS>;
+class SGLD : public RecipeSampler<SGLD<Scalar, Dim, DS>, SGLDRecipe<Scalar, Dim, DS>,
+                                  SGLDParams<Scalar, DS>> {
+  using Base =
+      RecipeSampler<SGLD<Scalar, Dim, DS>, SGLDRecipe<Scalar, Dim, DS>, SGLDParams<Scalar, DS>>;
 
  public:
-  static_assert(Dim > 0, "Dim must be positive");
-  struct Params {
-    Scalar step_size{Scalar(1e-3)};  ///< h (MATH.md convention; Welling–Teh ε = 2h)
-    DS diffusion{};                  ///< D₀, default the identity
-  };
+  using Params = SGLDParams<Scalar, DS>;
+  explicit SGLD(const Params& p = Params{}) noexcept : Base(p) {}
 
-  explicit SGLD(const Params& p) noexcept
-      : Base(Energy<>{}, Diffusion<DS>{{p.diffusion}}, Curl<>{}, p.step_size) {}
-
-  /// The state for a start position.
-  typename Base::StateType start(const Vector<Scalar, Dim>& theta0) const noexcept {
-    typename Base::StateType z;
-    z.position() = theta0;
-    return z;
+  /// The recipe of parameters p.
+  static SGLDRecipe<Scalar, Dim, DS> make_recipe(const Params& p) noexcept {
+    return {Energy<>{}, Diffusion<DS>{{p.diffusion}}, Curl<>{}, p.step_size};
   }
 };
 

@@ -3,39 +3,41 @@
 // Q = [[0,-I,0],[I,0,r/d],[0,-rᵀ/d,0]], Γ = (0, 0, -1). Kick–drift order: r, θ, ξ.
 #pragma once
 
-#include "sgmcmc/core/recipe.hpp"
+#include "sgmcmc/samplers/sampler.hpp"
 
 namespace sgmcmc {
 
 namespace detail {
-/// The state-dependent column r/d of SGNHT's Q (block momentum × thermostat).
+/// Entry i of SGNHT's column r/d of Q (block momentum × thermostat).
 template <int Dim>
 struct MomentumOverDim {
-  template <class Z>
-  Vector<typename Z::Scalar, Dim> operator()(const Z& z) const noexcept {
-    using T = typename Z::Scalar;
-    return z.momentum() * T(1.0 / Dim);
+  template <class X>
+  typename X::Scalar operator()(const X& x) const noexcept {
+    using T = typename X::Scalar;
+    return x.momentum() * T(1.0 / Dim);
   }
 };
-/// Γ of that column, analytically: Σ_k ∂(r_i/d)/∂ξ = 0 for the momentum rows, and
-/// Σ_k ∂(r_k/d)/∂r_k = 1 for the thermostat (the engine subtracts it: Γ_ξ = -1).
+/// Γ of that column, per coordinate: ∂(r_i/d)/∂ξ = 0 for the momentum rows, and
+/// ∂(r_i/d)/∂r_i = 1/d summed over i = 1 for the thermostat (the engine subtracts it: Γ_ξ = -1).
 template <class Scalar, int Dim>
 struct MomentumOverDimGamma {
-  template <class Z>
-  Vector<Scalar, Dim> rows(const Z&) const noexcept {
-    return Vector<Scalar, Dim>::Zero();
+  template <class X>
+  Scalar rows(const X&) const noexcept {
+    return Scalar(0);
   }
-  template <class Z>
-  Vector<Scalar, 1> cols(const Z&) const noexcept {
-    return Vector<Scalar, 1>::Ones();
+  template <class X>
+  Scalar cols(const X&) const noexcept {
+    return Scalar(1) / Scalar(Dim);
   }
 };
 }  // namespace detail
 
-/// The thermostat coupling of SGNHT with analytic Γ (Gamma = AutoGamma: by AD, for tests).
+/// The thermostat coupling of SGNHT with analytic Γ (Gamma = AutoGamma: by AD, as tests check).
 template <class Scalar, int Dim, class Gamma = detail::MomentumOverDimGamma<Scalar, Dim>>
-using ThermostatCoupling = StateDependent<DenseShape, detail::MomentumOverDim<Dim>, true, Gamma>;
+using ThermostatCoupling = ElementwiseColumn<detail::MomentumOverDim<Dim>, Gamma>;
 
+/// The recipe declaration behind SGNHT (Gamma chooses how Γ is computed; the sampler uses the
+/// analytic one).
 template <class Scalar, int Dim, class Integrator = Sweep<Momentum, Position, Thermostat>,
           class Gamma = detail::MomentumOverDimGamma<Scalar, Dim>>
 using SGNHTRecipe =
@@ -45,33 +47,40 @@ using SGNHTRecipe =
                 SkewPair<Momentum, Thermostat, ThermostatCoupling<Scalar, Dim, Gamma>>>,
            Integrator>;
 
+/// Parameters of SGNHT.
+template <class Scalar>
+struct SGNHTParams {
+  Scalar step_size{Scalar(1e-2)};  ///< h
+  Scalar diffusion{Scalar(1)};     ///< A >= 0: injected diffusion, and ξ's target mean
+};
+
 /// Stochastic-gradient Nosé–Hoover thermostat (Ding et al. 2014) in its recipe form.
-template <class Scalar, int Dim, class Integrator = Sweep<Momentum, Position, Thermostat>,
-          class Gamma = detail::MomentumOverDimGamma<Scalar, Dim>>
-class SGNHT : public SGNHTRecipe<Scalar, Dim, Integrator, Gamma> {
-  using Base = SGNHTRecipe<Scalar, Dim, Integrator, Gamma>;
+template <class Scalar, int Dim, class Integrator = Sweep<Momentum, Position, Thermostat>>
+class SGNHT : public RecipeSampler<SGNHT<Scalar, Dim, Integrator>,
+                                   SGNHTRecipe<Scalar, Dim, Integrator>, SGNHTParams<Scalar>> {
+  using Base = RecipeSampler<SGNHT<Scalar, Dim, Integrator>, SGNHTRecipe<Scalar, Dim, Integrator>,
+                             SGNHTParams<Scalar>>;
+  template <class, class, int, class, class, class>
+  friend class SamplerBase;
 
  public:
-  static_assert(Dim > 0, "Dim must be positive");
-  struct Params {
-    Scalar step_size{Scalar(1e-2)};  ///< h
-    Scalar diffusion{Scalar(1)};     ///< A >= 0: injected diffusion, and ξ's target mean
-  };
+  using Params = SGNHTParams<Scalar>;
+  explicit SGNHT(const Params& p = Params{}) noexcept : Base(p) {}
 
-  explicit SGNHT(const Params& p) noexcept
-      : Base(
-            Energy<GaussianKinetic<Scalar>, QuadraticEnergy<Scalar>>{
-                {GaussianKinetic<Scalar>{Scalar(1)},
-                 QuadraticEnergy<Scalar>{Scalar(Dim), p.diffusion}}},
+  template <class Gamma = detail::MomentumOverDimGamma<Scalar, Dim>>
+  static SGNHTRecipe<Scalar, Dim, Integrator, Gamma> make_recipe(const Params& p) noexcept {
+    return {Energy<GaussianKinetic<Scalar>, QuadraticEnergy<Scalar>>{
+                {GaussianKinetic<Scalar>{Scalar(1)}, QuadraticEnergy<Scalar>{Scalar(Dim), p.diffusion}}},
             Diffusion<Zero, Scaled<Scalar>, Zero>{{Zero{}, Scaled<Scalar>{p.diffusion}, Zero{}}},
-            typename Base::CurlType{}, p.step_size) {}
+            typename SGNHTRecipe<Scalar, Dim, Integrator, Gamma>::CurlType{}, p.step_size};
+  }
 
+ private:
   /// (θ₀, r = 0, ξ = A).
-  typename Base::StateType start(const Vector<Scalar, Dim>& theta0) const noexcept {
-    typename Base::StateType z;
-    z.position() = theta0;
-    z.thermostat()[0] = std::get<1>(this->energy().terms).center;
-    return z;
+  template <class St, class X>
+  Status init_state(St& z, const X&) const noexcept {
+    z.thermostat()[0] = this->params_.diffusion;
+    return StatusCode::Ok;
   }
 };
 

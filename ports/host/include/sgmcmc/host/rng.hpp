@@ -189,7 +189,8 @@ constexpr const char* to_string(Isa isa) noexcept {
 /// baseline, so force one Isa to reproduce a chain bit for bit across machines.
 ///
 /// Buffering: each scalar type has a cache of cache_size normals. fill_normal serves the cache
-/// first, writes whole blocks straight into the output, and refills the cache for the rest, so
+/// first, writes whole blocks straight into the output while at least cache_size normals are
+/// still wanted, and refills the whole cache for the rest, so
 /// the values depend only on how many normals were drawn in total, never on how the calls split
 /// them (same seed, same kernel). refill() tops the cache up ahead of time, so that a later
 /// fill_normal of at most cached() normals is a plain copy (the real-time pattern).
@@ -326,15 +327,18 @@ class Rng {
     copy(cache + pos, cached, out);
     std::size_t i = cached;
     pos = end = 0;
-    const std::size_t whole = (n - i) / block;
-    if (whole > 0) {
+    // Large requests: whole blocks straight into out; small ones always through the cache, so
+    // that the kernel's fixed cost (lane states in and out of registers) is paid per cache_size
+    // normals, not per call.
+    if (n - i >= static_cast<std::size_t>(cache_size)) {
+      const std::size_t whole = (n - i) / block;
       kernel<Scalar>()(lane_, out + i, whole);
       i += whole * block;
     }
     if (i < n) {
       kernel<Scalar>()(lane_, cache_of<Scalar>(), cache_size / block);
       end = cache_size;
-      const std::size_t rest = n - i;  // < block
+      const std::size_t rest = n - i;  // < cache_size
       copy(cache, rest, out + i);
       pos = static_cast<int>(rest);
     }
