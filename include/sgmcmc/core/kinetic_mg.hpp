@@ -257,10 +257,18 @@ struct SoftMonomialGammaKinetic {
     if (exhausted) *exhausted = true;
     return p;
   }
-  /// p_i ~ exp(−K_c) independently (the energy-term contract used by momentum refreshes).
-  template <class Rng, int N>
-  void sample(Rng& rng, Vector<Scalar, N>& p) const noexcept {
-    for (Index i = 0; i < N; ++i) p[i] = sample1(rng);
+  /// p_i ~ exp(−K_c) independently for n scalars at p (the energy-term contract used by momentum
+  /// refreshes). Returns false if some draw reached the rejection cap (its value is then the last
+  /// proposal, not an exact draw).
+  template <class Rng>
+  bool sample(Rng& rng, Scalar* p, Index n) const noexcept {
+    bool exhausted = false;
+    for (Index i = 0; i < n; ++i) p[i] = sample1(rng, &exhausted);
+    return !exhausted;
+  }
+  template <class Rng, class X>
+  bool sample(Rng& rng, X&& p) const noexcept {
+    return sample(rng, p.data(), p.size());
   }
 };
 

@@ -541,6 +541,31 @@ class Recipe {
     return flags.status();
   }
 
+  /// `steps` noise-free steps in place on caller-provided blocks (blocks[b] points to block b's
+  /// values; grad to a position-sized buffer holding ∇Ũ at the position on entry, and at the end
+  /// point on return), in the direction of the sign of `direction`: NUTS grows its trajectory
+  /// with this. Returns the first non-finite value's status (the values are then not usable).
+  template <class Model>
+  Status integrate_in_place(Scalar* const (&block_ptrs)[blocks], Scalar* grad, const Model& model,
+                            int steps, Scalar direction) const noexcept {
+    static_assert(fused, "integrate_in_place() needs a fused (lanewise) recipe");
+    if (!status_) return status_;
+    Ptrs p;
+    for (int b = 0; b < blocks; ++b) {
+      p.cur[b] = block_ptrs[b];
+      p.next[b] = block_ptrs[b];
+    }
+    p.grad = grad;
+    detail::ArrayNoise<Scalar> none{nullptr};
+    detail::PassFlags<Scalar> flags;
+    Scalar sv[blocks];
+    load_scalars(p, sv);
+    const Scalar h = direction < Scalar(0) ? -h_ : h_;
+    for (int s = 0; s < steps; ++s) run_splitting<Integrator_, true>(p, sv, model, none, h, flags);
+    store_scalars(p, sv, flags);
+    return flags.status();
+  }
+
   // ------------------------------------------------------------- the engine's pieces, exposed
   /// The drift f(z) = -(D+Q)∇H̃ + TΓ at z's current copy (MATH.md §1.1), with the model gradient
   /// at z, written to f's current copy. Small states (evaluated whole).

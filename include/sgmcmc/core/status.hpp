@@ -17,6 +17,8 @@ enum class StatusCode : std::uint8_t {
   NoiseNotPSD,         ///< 2D - h*Bhat is not positive semi-definite (dense: not positive definite)
   NonFinitePotential,  ///< the model's potential (HMC's Metropolis test) is NaN
   Unsupported,         ///< a combination the engine does not implement (named in the docs)
+  CapReached,          ///< a bounded loop hit its cap (a rejection sampler's proposals, a failing
+                       ///< RNG): the result would not be exact, so nothing was changed
 };
 
 /// Human-readable name of a status code (static storage, no allocation).
@@ -40,6 +42,8 @@ constexpr const char* to_string(StatusCode c) noexcept {
       return "potential is not finite";
     case StatusCode::Unsupported:
       return "unsupported configuration";
+    case StatusCode::CapReached:
+      return "a bounded loop reached its cap (is the RNG failing?)";
   }
   return "unknown status";
 }

@@ -306,6 +306,7 @@ struct Dense {
   static constexpr bool state_dependent = false;
   static constexpr bool diagonal_like = false;
   static constexpr bool lanewise = false;
+  static constexpr bool uniform = false;
   Matrix<Scalar, R, C> value = Matrix<Scalar, R, C>::Identity();
   template <class Z, class Ctx = NoContext>
   DenseValue<const Matrix<Scalar, R, C>&> eval(const Z&, const Ctx& = Ctx{}) const noexcept {
@@ -342,6 +343,7 @@ struct StateDependent {
   static constexpr bool state_dependent = true;
   static constexpr bool diagonal_like = !std::is_same_v<Shape, DenseShape>;
   static constexpr bool lanewise = false;  // fn sees the whole state: see Elementwise
+  static constexpr bool uniform = false;
   static constexpr bool separable = Separable;
   static constexpr bool auto_gamma = std::is_same_v<GammaFn, AutoGamma>;
   static constexpr bool zero_gamma = std::is_same_v<GammaFn, ZeroGamma>;

@@ -1,18 +1,15 @@
 // SPDX-License-Identifier: MIT
 // Exact NUTS for full-data models (MATH.md §4.3 option A): iterative multinomial tree building,
-// generalised U-turn checks, biased progressive sampling, memory O(d · MaxDepth), no heap.
+// generalised U-turn checks, biased progressive sampling, on the engine's leapfrog (the HMC
+// recipe). Its workspace (trajectory ends, proposals, U-turn checkpoints: O(d · MaxDepth)) lives
+// in the state's scratch vectors, so the stack use does not grow with d.
 #pragma once
 
-#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 
-#include "sgmcmc/core/kinetic.hpp"
-#include "sgmcmc/core/layout.hpp"
-#include "sgmcmc/core/model.hpp"
-#include "sgmcmc/core/noise.hpp"
-#include "sgmcmc/core/status.hpp"
+#include "sgmcmc/samplers/hmc.hpp"
 
 namespace sgmcmc {
 
@@ -20,69 +17,39 @@ namespace detail {
 
 /// True when the span with end momenta a, b and momentum sum rho has not turned back:
 /// a·ρ > 0 and b·ρ > 0 (the generalised criterion on velocities M⁻¹r = r/m, m > 0).
-template <class V>
-bool no_u_turn(const V& a, const V& b, const V& rho) noexcept {
+template <class A, class B, class R>
+bool no_u_turn(const A& a, const B& b, const R& rho) noexcept {
   return a.dot(rho) > 0 && b.dot(rho) > 0;
 }
 
-/// The U-turn checks of one NUTS subtree of 2^depth leaves, fed one leaf momentum at a time in
-/// build order. Leaf n completes the aligned sub-trees of size 2^k for every 2^k dividing n + 1;
-/// for each (k ≥ 1) it checks, as current Stan does: the merged sub-tree (first and last
-/// momentum, its momentum sum), its left half extended by the first state of the right half,
-/// and the right half extended by the last state of the left half. One checkpoint per level
-/// suffices: the first momentum of the open level-k block and the sum before it, and the last
-/// momentum and sum at the end of its left half. Memory 4 · MaxDepth vectors.
-template <class Scalar, int Dim, int MaxDepth>
-class UTurnTracker {
- public:
-  using V = Vector<Scalar, Dim>;
-
-  /// Starts a subtree of 2^depth leaves, depth < MaxDepth.
-  void reset(int depth) noexcept {
-    depth_ = depth;
-    n_ = 0;
-    cum_.setZero();
-  }
-  /// Adds the next leaf's momentum; false when a sub-tree completed by it turns back.
-  bool add(const V& r) noexcept {
-    const std::uint32_t n = n_++;
-    for (int k = 1; k <= depth_; ++k) {  // n ≡ 0 mod 2^k opens a level-k block
-      if ((n & ((std::uint32_t(1) << k) - 1U)) != 0U) break;
-      begin_r_[k] = r;
-      rho_before_[k] = cum_;
-    }
-    begin_r_[0] = r;
-    cum_ += r;
-    int t = 0;  // levels 1..t close at leaf n: t = trailing zeros of n + 1
-    while (t < depth_ && (((n + 1U) >> t) & 1U) == 0U) ++t;
-    for (int k = 1; k <= t; ++k) {
-      if (!no_u_turn(begin_r_[k], r, V(cum_ - rho_before_[k])) ||
-          !no_u_turn(begin_r_[k], begin_r_[k - 1],
-                     V(cum_mid_[k] - rho_before_[k] + begin_r_[k - 1])) ||
-          !no_u_turn(left_end_r_[k], r, V(cum_ - cum_mid_[k] + left_end_r_[k]))) {
-        return false;
-      }
-    }
-    if (t + 1 <= depth_) {  // the level-t block just closed is the left half of level t + 1
-      left_end_r_[t + 1] = r;
-      cum_mid_[t + 1] = cum_;
-    }
-    return true;
-  }
-  /// Σ r over the leaves added so far.
-  const V& sum() const noexcept { return cum_; }
-
- private:
-  std::array<V, MaxDepth> begin_r_;
-  std::array<V, MaxDepth> rho_before_;
-  std::array<V, MaxDepth> left_end_r_;
-  std::array<V, MaxDepth> cum_mid_;
-  V cum_ = V::Zero();
-  int depth_ = 0;
-  std::uint32_t n_ = 0;
-};
+/// e^x for x ≤ 0 without a libm underflow (and its errno write): 0 below the smallest normal's
+/// log. Exact otherwise (std::exp).
+template <class Scalar>
+Scalar exp_nonpositive(Scalar x) noexcept {
+  const Scalar lo = std::is_same_v<Scalar, float> ? Scalar(-87) : Scalar(-708);
+  return x < lo ? Scalar(0) : std::exp(x);
+}
 
 }  // namespace detail
+
+/// What the last NUTS transition of a chain did (the state's bookkeeping: z.extra()).
+template <class Scalar>
+struct NUTSInfo {
+  int depth = 0;           ///< doublings kept (the trajectory has 2^depth states)
+  int leapfrog_steps = 0;  ///< gradient (and potential) evaluations, dropped subtree included
+  bool divergent = false;  ///< a dropped subtree met a divergence
+  bool max_depth = false;  ///< stopped by MaxDepth rather than by a U-turn or divergence
+  Scalar accept_stat = 0;  ///< mean of min(1, e^{H₀ − H}) over the leapfrog states (for tuning h)
+  Scalar energy = 0;       ///< H₀ after the momentum draw
+};
+
+/// Parameters of NUTS.
+template <class Scalar>
+struct NUTSParams {
+  Scalar step_size{Scalar(0.1)};          ///< h of the leapfrog
+  Scalar mass{Scalar(1)};                 ///< m, M = m I
+  Scalar max_energy_error{Scalar(1000)};  ///< a leaf with H − H₀ above this is a divergence
+};
 
 /// The No-U-Turn Sampler (Hoffman & Gelman 2014) in its current multinomial form (Betancourt
 /// 2017), built iteratively. One step:
@@ -98,147 +65,104 @@ class UTurnTracker {
 /// and momentum sum ρ turns when r⁻·ρ ≤ 0 or r⁺·ρ ≤ 0. As in current Stan it is tested on every
 /// merged sub-tree, on each sub-tree extended by the first state of its sibling, and on the
 /// sibling extended by the last state of the sub-tree.
-/// Iteration: the leaves of a subtree are generated in order and checked by UTurnTracker (one
-/// checkpoint per level): 4 · MaxDepth vectors of size d, plus the two trajectory ends, the
-/// current and subtree proposals and a few sums.
-/// Exact for exp(−U) for every step size (leapfrog is reversible and volume preserving and the
-/// selection is symmetric over the orbit); it needs the full-data U and ∇U.
-/// Cost: at most 2^MaxDepth − 1 gradient and potential evaluations per step.
+/// Leapfrog: the engine's (HMCRecipe, integrate_in_place). Exact for exp(−U) for every step size
+/// (leapfrog is reversible and volume preserving and the selection is symmetric over the orbit);
+/// it needs the full-data U and ∇U. Cost: at most 2^MaxDepth − 1 gradient and potential
+/// evaluations per step (a control loop budgets that: docs/REALTIME.md).
 /// Class invariant: status() is Ok iff step_size, mass, max_energy_error are finite and > 0.
 template <class Scalar, int Dim, int MaxDepth = 10>
-class NUTS {
+class NUTS;
+
+namespace detail {
+/// Scratch vectors of a NUTS state: 0 gradient (left), then the named ones below, then the
+/// U-turn tracker's 4 · MaxDepth checkpoints.
+enum NUTSScratch : int {
+  kLeftG = 0,
+  kLeftTheta,
+  kLeftR,
+  kRightTheta,
+  kRightR,
+  kRightG,
+  kSampleTheta,
+  kSampleR,
+  kRho,
+  kSubTheta,
+  kSubR,
+  kSubFirstR,
+  kNearR,
+  kCum,
+  kTracker  // begin_r[MaxDepth], rho_before[MaxDepth], left_end_r[MaxDepth], cum_mid[MaxDepth]
+};
+}  // namespace detail
+
+template <class Scalar, int Dim, int MaxDepth>
+class NUTS : public SamplerBase<NUTS<Scalar, Dim, MaxDepth>, Scalar, Dim,
+                                State<Scalar, Layout<Dim, Dim>, detail::kTracker + 4 * MaxDepth,
+                                      NUTSInfo<Scalar>>,
+                                StateMap<Scalar, Layout<Dim, Dim>, detail::kTracker + 4 * MaxDepth,
+                                         NUTSInfo<Scalar>>,
+                                NUTSParams<Scalar>> {
+  template <class, class, int, class, class, class>
+  friend class SamplerBase;
+
  public:
-  static_assert(Dim > 0, "Dim must be positive");
   static_assert(MaxDepth >= 1 && MaxDepth <= 30, "MaxDepth must be in [1, 30]");
-  using StateType = State<Scalar, Layout<Dim, Dim>>;
-  using PositionVector = Vector<Scalar, Dim>;
   static constexpr int max_depth = MaxDepth;
+  using Params = NUTSParams<Scalar>;
+  using Info = NUTSInfo<Scalar>;
+  using RecipeType = HMCRecipe<Scalar, Dim>;
+  using Map = VectorMap<Scalar, Dim>;
+  using CMap = ConstVectorMap<Scalar, Dim>;
 
-  struct Params {
-    Scalar step_size{Scalar(0.1)};          ///< h of the leapfrog
-    Scalar mass{Scalar(1)};                 ///< m, M = m I
-    Scalar max_energy_error{Scalar(1000)};  ///< a leaf with H − H₀ above this is a divergence
-  };
+  explicit NUTS(const Params& p = Params{}) noexcept
+      : params_(p), recipe_(HMC<Scalar, Dim>::make_recipe({p.step_size, 1, p.mass, true})) {}
 
-  /// What one step did.
-  struct Info {
-    int depth = 0;           ///< doublings kept (the trajectory has 2^depth states)
-    int leapfrog_steps = 0;  ///< gradient (and potential) evaluations, dropped subtree included
-    bool divergent = false;  ///< a dropped subtree met a divergence
-    bool max_depth = false;  ///< stopped by MaxDepth rather than by a U-turn or divergence
-    Scalar accept_stat = 0;  ///< mean of min(1, e^{H₀ − H}) over the leapfrog states (for tuning h)
-    Scalar energy = 0;       ///< H₀ after the momentum draw
-  };
-
-  explicit NUTS(const Params& p) noexcept : p_(p), kinetic_{p.mass} {
-    if (!(p.step_size > Scalar(0)) || !std::isfinite(p.step_size)) {
-      status_ = StatusCode::InvalidStepSize;
-    } else if (!kinetic_.valid() || !(p.max_energy_error > Scalar(0)) ||
-               !std::isfinite(p.max_energy_error)) {
-      status_ = StatusCode::InvalidParameter;
-    }
-  }
-
-  Status status() const noexcept { return status_; }
-  const Params& params() const noexcept { return p_; }
-
-  /// (θ₀, r = 0); r is redrawn at every step.
-  StateType start(const PositionVector& theta0) const noexcept {
-    StateType z;
-    z.position() = theta0;
-    return z;
-  }
-
-  /// One NUTS transition. z.position() becomes the selected state and z.momentum() its momentum.
-  /// On failure (invalid parameters, non-finite θ, ∇U(θ) or U(θ) at the start) z is unchanged.
-  /// Divergences inside the trajectory are not failures: that subtree is dropped (Info says so).
-  template <class Model, class Rng>
-  Status step(StateType& z, const Model& model, Rng& rng, Info* info = nullptr) const noexcept {
-    check_potential_model<Model, Scalar, Dim>();
-    check_rng<Rng>();
-    if (!status_) return status_;
-    if (!detail::all_finite(z.position())) return StatusCode::NonFiniteState;
-    Point left;
-    left.theta = z.position();
-    model.gradient(left.theta, left.g);
-    if (!detail::all_finite(left.g)) return StatusCode::NonFiniteGradient;
-    left.u = Scalar(model.potential(left.theta));
-    if (!std::isfinite(left.u)) return StatusCode::NonFinitePotential;
-    kinetic_.sample(rng, left.r);
-    Point right = left;
-
-    Info local;
-    const Scalar h0 = left.u + kinetic_.energy(left.r);
-    local.energy = h0;
-    PositionVector sample_theta = left.theta;
-    PositionVector sample_r = left.r;
-    PositionVector rho = left.r;
-    Scalar log_weight = Scalar(0);  // log Σ e^{H₀ − H} over the kept tree (the start has weight 1)
-    Scalar accept_sum = Scalar(0);
-    local.max_depth = true;
-
-    for (int depth = 0; depth < MaxDepth; ++depth) {
-      const bool forward = uniform_open01<Scalar>(rng) < Scalar(0.5);
-      Point& edge = forward ? right : left;
-      const PositionVector near_r = edge.r;                     // old end next to the added subtree
-      const PositionVector far_r = forward ? left.r : right.r;  // old end at the other side
-      Subtree sub;
-      build(edge, depth, forward ? p_.step_size : -p_.step_size, h0, model, rng, sub);
-      local.leapfrog_steps += sub.leaves;
-      accept_sum += sub.accept_sum;
-      if (!sub.valid) {
-        local.divergent = sub.divergent;
-        local.max_depth = false;
-        break;
-      }
-      local.depth = depth + 1;
-      // Biased progressive sampling between doublings.
-      if (sub.log_weight > log_weight ||
-          std::log(uniform_open01<Scalar>(rng)) < sub.log_weight - log_weight) {
-        sample_theta = sub.theta;
-        sample_r = sub.r;
-      }
-      log_weight = log_add(log_weight, sub.log_weight);
-      const PositionVector rho_old = rho;
-      rho += sub.rho;
-      bool persist = detail::no_u_turn(far_r, edge.r, rho);
-      persist =
-          persist && detail::no_u_turn(far_r, sub.first_r, PositionVector(rho_old + sub.first_r));
-      persist = persist && detail::no_u_turn(near_r, edge.r, PositionVector(sub.rho + near_r));
-      if (!persist) {
-        local.max_depth = false;
-        break;
-      }
-    }
-    local.accept_stat =
-        local.leapfrog_steps > 0 ? accept_sum / Scalar(local.leapfrog_steps) : Scalar(0);
-    z.position() = sample_theta;
-    z.momentum() = sample_r;
-    if (info) *info = local;
-    return StatusCode::Ok;
-  }
+  /// The leapfrog recipe (read-only).
+  const RecipeType& recipe() const noexcept { return recipe_; }
 
  private:
-  /// A trajectory end: position, momentum, and the cached ∇U and U there.
+  /// A trajectory end: position, momentum and ∇U there (scratch vectors), and U.
   struct Point {
-    PositionVector theta;
-    PositionVector r;
-    PositionVector g;
-    Scalar u = Scalar(0);
+    Scalar* theta;
+    Scalar* r;
+    Scalar* g;
+    Scalar u;
   };
-
-  /// The outcome of growing one subtree.
+  /// The outcome of growing one subtree (its vectors are scratch kSubTheta, kSubR, kSubFirstR
+  /// and the tracker's sum).
   struct Subtree {
     bool valid = true;
     bool divergent = false;
     int leaves = 0;
     Scalar log_weight = -std::numeric_limits<Scalar>::infinity();
     Scalar accept_sum = Scalar(0);
-    PositionVector theta = PositionVector::Zero();  ///< the subtree's proposal
-    PositionVector r = PositionVector::Zero();
-    PositionVector rho = PositionVector::Zero();      ///< Σ r over its leaves
-    PositionVector first_r = PositionVector::Zero();  ///< momentum of its first leaf
   };
+
+  Status current_status() const noexcept {
+    if (!(params_.step_size > Scalar(0)) || !std::isfinite(params_.step_size)) {
+      return StatusCode::InvalidStepSize;
+    }
+    if (!recipe_.status() || !(params_.max_energy_error > Scalar(0)) ||
+        !std::isfinite(params_.max_energy_error)) {
+      return StatusCode::InvalidParameter;
+    }
+    return StatusCode::Ok;
+  }
+  Scalar get_step_size() const noexcept { return params_.step_size; }
+  static void put_step_size(Params& p, Scalar h) noexcept { p.step_size = h; }
+  Status apply_params(const Params& p) noexcept {
+    params_ = p;
+    recipe_ = HMC<Scalar, Dim>::make_recipe({p.step_size, 1, p.mass, true});
+    return current_status();
+  }
+  template <class St, class X>
+  Status init_state(St&, const X&) const noexcept {
+    return StatusCode::Ok;
+  }
+
+  Scalar kinetic(const Scalar* r) const noexcept {
+    return CMap(r).squaredNorm() / (Scalar(2) * params_.mass);
+  }
 
   static Scalar log_add(Scalar a, Scalar b) noexcept {
     if (a < b) {
@@ -247,60 +171,181 @@ class NUTS {
       b = t;
     }
     if (b == -std::numeric_limits<Scalar>::infinity()) return a;
-    return a + std::log1p(std::exp(b - a));
+    return a + std::log1p(detail::exp_nonpositive(b - a));
   }
 
-  /// One leapfrog step of signed size eps from p, in place. False on a non-finite value.
+  /// One leapfrog step of the point, in place, signed by `direction`; false on a non-finite value.
   template <class Model>
-  bool leapfrog(Point& p, Scalar eps, const Model& model) const noexcept {
-    p.r -= (eps / Scalar(2)) * p.g;
-    p.theta += (eps / kinetic_.mass) * p.r;
-    model.gradient(p.theta, p.g);
-    if (!detail::all_finite(p.g)) return false;
-    p.u = Scalar(model.potential(p.theta));
-    p.r -= (eps / Scalar(2)) * p.g;
-    return std::isfinite(p.u) && detail::all_finite(p.r) && detail::all_finite(p.theta);
+  bool leapfrog(Point& p, Scalar direction, const Model& model) const noexcept {
+    Scalar* const blocks[2] = {p.theta, p.r};
+    if (!recipe_.integrate_in_place(blocks, p.g, model, 1, direction)) return false;
+    p.u = detail::call_potential<Scalar, Dim>(model, p.theta);
+    return std::isfinite(p.u);
   }
 
-  /// Grows 2^depth leaves from edge (moved to the new end) and fills out.
-  template <class Model, class Rng>
-  void build(Point& edge, int depth, Scalar eps, Scalar h0, const Model& model, Rng& rng,
-             Subtree& out) const noexcept {
-    detail::UTurnTracker<Scalar, Dim, MaxDepth> turns;
-    turns.reset(depth);
+  /// One NUTS transition. z.position() becomes the selected state and z.momentum() its momentum.
+  /// On failure (invalid parameters, non-finite θ, ∇U(θ) or U(θ) at the start) z is unchanged.
+  /// Divergences inside the trajectory are not failures: that subtree is dropped (the state's
+  /// extra() says so).
+  template <class St, class Model, class Rng>
+  Status step_state(St& z, const Model& model, Rng& rng) const noexcept {
+    check_potential_model<Model, Scalar, Dim>();
+    if (Status s = current_status(); !s) return s;
+    if (!detail::all_finite(z.position())) return StatusCode::NonFiniteState;
+    auto sv = [&z](int k) { return detail::StateAccess::scratch(z, k); };
+    Point left{sv(detail::kLeftTheta), sv(detail::kLeftR), sv(detail::kLeftG), Scalar(0)};
+    Map(left.theta) = z.position();
+    detail::call_gradient<Scalar, Dim>(model, left.theta, left.g);
+    if (!detail::all_finite(left.g, Dim)) return StatusCode::NonFiniteGradient;
+    left.u = detail::call_potential<Scalar, Dim>(model, left.theta);
+    if (!std::isfinite(left.u)) return StatusCode::NonFinitePotential;
+    std::get<0>(recipe_.energy().terms).sample(rng, left.r, Dim);
+    Point right{sv(detail::kRightTheta), sv(detail::kRightR), sv(detail::kRightG), left.u};
+    Map(right.theta) = CMap(left.theta);
+    Map(right.r) = CMap(left.r);
+    Map(right.g) = CMap(left.g);
+
+    Info info;
+    const Scalar h0 = left.u + kinetic(left.r);
+    info.energy = h0;
+    Map sample_theta(sv(detail::kSampleTheta));
+    Map sample_r(sv(detail::kSampleR));
+    Map rho(sv(detail::kRho));
+    Map near_r(sv(detail::kNearR));
+    sample_theta = CMap(left.theta);
+    sample_r = CMap(left.r);
+    rho = CMap(left.r);
+    Scalar log_weight = Scalar(0);  // log Σ e^{H₀ − H} over the kept tree (the start has weight 1)
+    Scalar accept_sum = Scalar(0);
+    info.max_depth = true;
+
+    for (int depth = 0; depth < MaxDepth; ++depth) {
+      const bool forward = uniform_open01<Scalar>(rng) < Scalar(0.5);
+      Point& edge = forward ? right : left;
+      near_r = CMap(edge.r);                               // old end next to the added subtree
+      const CMap far_r(forward ? left.r : right.r);        // old end at the other side
+      Subtree sub;
+      build(z, edge, depth, forward ? Scalar(1) : Scalar(-1), h0, model, rng, sub);
+      info.leapfrog_steps += sub.leaves;
+      accept_sum += sub.accept_sum;
+      if (!sub.valid) {
+        info.divergent = sub.divergent;
+        info.max_depth = false;
+        break;
+      }
+      info.depth = depth + 1;
+      const CMap sub_theta(sv(detail::kSubTheta));
+      const CMap sub_r(sv(detail::kSubR));
+      const CMap sub_first_r(sv(detail::kSubFirstR));
+      const CMap sub_rho(sv(detail::kCum));
+      // Biased progressive sampling between doublings.
+      if (sub.log_weight > log_weight ||
+          std::log(uniform_open01<Scalar>(rng)) < sub.log_weight - log_weight) {
+        sample_theta = sub_theta;
+        sample_r = sub_r;
+      }
+      log_weight = log_add(log_weight, sub.log_weight);
+      // rho_old = rho; rho += sub_rho: the checks below use both, without a copy.
+      const CMap edge_r(edge.r);
+      const Scalar a1 = far_r.dot(rho) + far_r.dot(sub_rho);
+      const Scalar a2 = edge_r.dot(rho) + edge_r.dot(sub_rho);
+      const Scalar b1 = far_r.dot(rho) + far_r.dot(sub_first_r);
+      const Scalar b2 = sub_first_r.dot(rho) + sub_first_r.dot(sub_first_r);
+      const Scalar c1 = near_r.dot(sub_rho) + near_r.dot(near_r);
+      const Scalar c2 = edge_r.dot(sub_rho) + edge_r.dot(near_r);
+      rho += sub_rho;
+      const bool persist = a1 > 0 && a2 > 0 && b1 > 0 && b2 > 0 && c1 > 0 && c2 > 0;
+      if (!persist) {
+        info.max_depth = false;
+        break;
+      }
+    }
+    info.accept_stat =
+        info.leapfrog_steps > 0 ? accept_sum / Scalar(info.leapfrog_steps) : Scalar(0);
+    z.position() = sample_theta;
+    z.momentum() = sample_r;
+    z.set_extra(info);
+    return StatusCode::Ok;
+  }
+
+  /// Grows 2^depth leaves from edge (moved to the new end): the subtree's proposal to kSubTheta,
+  /// kSubR, its first momentum to kSubFirstR and Σ r to kCum. The U-turn checks of every aligned
+  /// sub-tree are made leaf by leaf with one checkpoint per level (4 · MaxDepth vectors): leaf n
+  /// completes the aligned sub-trees of size 2^k for every 2^k dividing n + 1.
+  template <class St, class Model, class Rng>
+  void build(St& z, Point& edge, int depth, Scalar direction, Scalar h0, const Model& model,
+             Rng& rng, Subtree& out) const noexcept {
+    auto sv = [&z](int k) { return detail::StateAccess::scratch(z, k); };
+    auto begin_r = [&](int k) { return Map(sv(detail::kTracker + k)); };
+    auto rho_before = [&](int k) { return Map(sv(detail::kTracker + MaxDepth + k)); };
+    auto left_end_r = [&](int k) { return Map(sv(detail::kTracker + 2 * MaxDepth + k)); };
+    auto cum_mid = [&](int k) { return Map(sv(detail::kTracker + 3 * MaxDepth + k)); };
+    Map cum(sv(detail::kCum));
+    Map sub_theta(sv(detail::kSubTheta));
+    Map sub_r(sv(detail::kSubR));
+    Map first_r(sv(detail::kSubFirstR));
+    cum.setZero();
     const std::uint32_t n_leaves = std::uint32_t(1) << depth;
     for (std::uint32_t n = 0; n < n_leaves; ++n) {
       ++out.leaves;
-      if (!leapfrog(edge, eps, model)) {
+      if (!leapfrog(edge, direction, model)) {
         out.valid = false;
         out.divergent = true;
         return;
       }
-      const Scalar delta = edge.u + kinetic_.energy(edge.r) - h0;  // energy error H − H₀
-      if (!(delta <= p_.max_energy_error)) {
+      const CMap r(edge.r);
+      const Scalar delta = edge.u + kinetic(edge.r) - h0;  // energy error H − H₀
+      if (!(delta <= params_.max_energy_error)) {
         out.valid = false;
         out.divergent = true;
         return;
       }
-      out.accept_sum += delta > Scalar(0) ? std::exp(-delta) : Scalar(1);
+      out.accept_sum += delta > Scalar(0) ? detail::exp_nonpositive(-delta) : Scalar(1);
       // Streaming multinomial choice: leaf n with probability w_n / Σ_{i ≤ n} w_i.
       out.log_weight = log_add(out.log_weight, -delta);
       if (n == 0 || std::log(uniform_open01<Scalar>(rng)) < -delta - out.log_weight) {
-        out.theta = edge.theta;
-        out.r = edge.r;
+        sub_theta = CMap(edge.theta);
+        sub_r = r;
       }
-      if (n == 0) out.first_r = edge.r;
-      if (!turns.add(edge.r)) {
-        out.valid = false;
-        return;
+      if (n == 0) first_r = r;
+      // U-turn checks of the sub-trees leaf n completes.
+      for (int k = 1; k <= depth; ++k) {  // n ≡ 0 mod 2^k opens a level-k block
+        if ((n & ((std::uint32_t(1) << k) - 1U)) != 0U) break;
+        begin_r(k - 1) = r;
+        rho_before(k - 1) = cum;
+      }
+      cum += r;
+      int t = 0;  // levels 1..t close at leaf n: t = trailing zeros of n + 1
+      while (t < depth && (((n + 1U) >> t) & 1U) == 0U) ++t;
+      for (int k = 1; k <= t; ++k) {
+        const auto b = begin_r(k - 1);
+        const auto rb = rho_before(k - 1);
+        const auto le = left_end_r(k - 1);
+        const auto cm = cum_mid(k - 1);
+        // The whole level-k block, its left half plus the right half's first momentum, and the
+        // right half plus the left half's last momentum. The right half's first momentum is the
+        // start of the level-(k − 1) block that began at the middle: this leaf's for k = 1.
+        const CMap right_first(k == 1 ? edge.r : begin_r(k - 2).data());
+        const Scalar w1a = b.dot(cum) - b.dot(rb);
+        const Scalar w1b = r.dot(cum) - r.dot(rb);
+        const Scalar w2a = b.dot(cm) - b.dot(rb) + b.dot(right_first);
+        const Scalar w2b = right_first.dot(cm) - right_first.dot(rb) + right_first.dot(right_first);
+        const Scalar w3a = le.dot(cum) - le.dot(cm) + le.dot(le);
+        const Scalar w3b = r.dot(cum) - r.dot(cm) + r.dot(le);
+        if (!(w1a > 0 && w1b > 0 && w2a > 0 && w2b > 0 && w3a > 0 && w3b > 0)) {
+          out.valid = false;
+          return;
+        }
+      }
+      if (t + 1 <= depth) {  // the level-t block just closed is the left half of level t + 1
+        left_end_r(t) = r;
+        cum_mid(t) = cum;
       }
     }
-    out.rho = turns.sum();
   }
 
-  Params p_;
-  GaussianKinetic<Scalar> kinetic_;
-  Status status_;
+  Params params_;
+  RecipeType recipe_;
 };
 
 template <int Dim, int MaxDepth = 10>

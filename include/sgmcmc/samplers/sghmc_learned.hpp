@@ -10,16 +10,24 @@
 
 namespace sgmcmc {
 
-/// A fixed-capacity set of trajectory lengths (in steps), learned in warm-up; a value the user
-/// owns. Class invariant: 0 ≤ count ≤ Capacity and values[0..count) ≥ 1.
+/// A fixed-capacity set of trajectory lengths (in steps), a value. Class invariant (checked by
+/// valid()): 0 ≤ count ≤ Capacity and values[0..count) ≥ 1.
 template <int Capacity>
 struct LearnedLengths {
   static_assert(Capacity > 0, "Capacity must be positive");
   std::array<std::uint32_t, Capacity> values{};
-  int count = 0;
+  std::int32_t count = 0;
 
   bool empty() const noexcept { return count == 0; }
   bool full() const noexcept { return count == Capacity; }
+  /// The class invariant.
+  bool valid() const noexcept {
+    if (count < 0 || count > Capacity) return false;
+    for (std::int32_t i = 0; i < count; ++i) {
+      if (values[static_cast<std::size_t>(i)] == 0) return false;
+    }
+    return true;
+  }
   /// Appends L ≥ 1 if there is room; returns whether it was stored.
   bool add(std::uint32_t length) noexcept {
     if (full() || length == 0) return false;
@@ -38,23 +46,18 @@ struct LearnedLengths {
   /// Mean stored length (0 when empty).
   double mean() const noexcept {
     double s = 0.0;
-    for (int i = 0; i < count; ++i) s += values[static_cast<std::size_t>(i)];
+    for (std::int32_t i = 0; i < count; ++i) s += values[static_cast<std::size_t>(i)];
     return count > 0 ? s / count : 0.0;
   }
 };
 
-/// Warm-up bookkeeping of the length learning (a value the user owns, next to the state).
-template <class Scalar, int Dim, int Capacity>
-struct LengthLearner {
-  LearnedLengths<Capacity> lengths;                          ///< filled by warmup_step
-  Vector<Scalar, Dim> origin = Vector<Scalar, Dim>::Zero();  ///< θ at the last refresh
-  std::uint32_t steps = 0;                                   ///< steps since that refresh
-  bool running = false;                                      ///< a trajectory is being measured
-};
-
-/// The sampling-phase schedule (a value the user owns): steps left before the next refresh.
-struct RefreshCountdown {
-  std::uint32_t remaining = 0;  ///< 0: refresh before the next step
+/// The per-chain bookkeeping of the learned refresh (the state's extra()).
+template <int Capacity>
+struct LearnedRefreshExtra {
+  LearnedLengths<Capacity> lengths;  ///< learned in warm-up (or set by the user), then frozen
+  std::uint32_t steps = 0;           ///< warm-up: steps of the trajectory being measured
+  std::uint32_t remaining = 0;       ///< sampling: steps left before the next refresh
+  bool running = false;              ///< warm-up: a trajectory is being measured
 };
 
 /// Parameters of SGHMCLearnedRefresh (independent of its capacity).
@@ -68,13 +71,13 @@ struct SGHMCLearnedRefreshParams {
 
 /// SGHMC with momentum refresh after U-turn-learned trajectory lengths (MATH.md §4.3 option C).
 ///
-/// Warm-up (warmup_step): kick–drift SGHMC steps; after each refresh r ~ N(0, mI) it counts
-/// steps until the first L with (θ_L − θ₀)·r_L < 0 (the U-turn of the trajectory seen from its
-/// start; M = mI so M⁻¹r ∝ r), capped at max_length, stores L, and refreshes again, until the
-/// fixed array holds Capacity lengths. Warm-up iterates are not samples.
-/// Sampling (step): plain kick–drift SGHMC (MATH.md §2.2, correct noise N(0, h(2C − hV̂))), with
+/// Warm-up (while the state's lengths are not full): kick–drift SGHMC steps; after each refresh
+/// r ~ N(0, mI) it counts steps until the first L with (θ_L − θ₀)·r_L < 0 (the U-turn of the
+/// trajectory seen from its start; M = mI so M⁻¹r ∝ r), capped at max_length, stores L, and
+/// refreshes again. Warm-up iterates are not samples (z.extra().lengths.full() says when it ends).
+/// Sampling: plain kick–drift SGHMC (MATH.md §2.2, correct noise N(0, h(2C − hV̂))), with
 /// r ~ N(0, mI) redrawn before the first step and then after every L_k steps, L_k drawn
-/// i.i.d. uniformly from the frozen array. Every iterate is kept.
+/// i.i.d. uniformly from the frozen lengths. Every iterate is kept.
 ///
 /// What it guarantees. A momentum refresh is an exact Gibbs move for exp(−H), H = U + rᵀr/(2m);
 /// the SGHMC step is a first-order discretisation of an exp(−H)-invariant diffusion; the refresh
@@ -86,89 +89,88 @@ struct SGHMCLearnedRefreshParams {
 /// multinomial or progressive selection, no Ũ-based weights and no online U-turn test; it is
 /// also not exact: for an exact sampler with full data use NUTS (nuts.hpp).
 /// Class invariant: status() is Ok iff the SGHMC parameters are valid and max_length ≥ 1.
+/// State: scratch 0 the gradient, 1 θ at the last warm-up refresh, 2 the momentum before a
+/// refresh (restored if the step then fails).
 template <class Scalar, int Dim, int Capacity = 32>
-class SGHMCLearnedRefresh {
+class SGHMCLearnedRefresh
+    : public RecipeSampler<SGHMCLearnedRefresh<Scalar, Dim, Capacity>, SGHMCRecipe<Scalar, Dim>,
+                           SGHMCLearnedRefreshParams<Scalar>, 3, LearnedRefreshExtra<Capacity>> {
+  using Base = RecipeSampler<SGHMCLearnedRefresh<Scalar, Dim, Capacity>, SGHMCRecipe<Scalar, Dim>,
+                             SGHMCLearnedRefreshParams<Scalar>, 3, LearnedRefreshExtra<Capacity>>;
+  template <class, class, int, class, class, class>
+  friend class SamplerBase;
+
  public:
-  static_assert(Dim > 0, "Dim must be positive");
-  using Inner = SGHMC<Scalar, Dim>;
-  using StateType = typename Inner::StateType;
-  using PositionVector = Vector<Scalar, Dim>;
-  using Lengths = LearnedLengths<Capacity>;
-  using Learner = LengthLearner<Scalar, Dim, Capacity>;
-
   using Params = SGHMCLearnedRefreshParams<Scalar>;
+  using Lengths = LearnedLengths<Capacity>;
+  using Extra = LearnedRefreshExtra<Capacity>;
 
-  explicit SGHMCLearnedRefresh(const Params& p) noexcept
-      : p_(p), inner_(typename Inner::Params{p.step_size, p.friction, p.mass}) {}
+  explicit SGHMCLearnedRefresh(const Params& p = Params{}) noexcept : Base(p) {}
 
-  Status status() const noexcept {
-    if (!inner_.status()) return inner_.status();
-    return p_.max_length >= 1 ? Status(StatusCode::Ok) : Status(StatusCode::InvalidParameter);
-  }
-  const Params& params() const noexcept { return p_; }
-  /// The SGHMC stepper (e.g. for drift()).
-  const Inner& sghmc() const noexcept { return inner_; }
-  /// V̂ = diag(v), as for SGHMC: the momentum noise becomes N(0, h(2C − hV̂)).
-  Status set_gradient_noise(const PositionVector& v) noexcept {
-    return inner_.set_gradient_noise(v);
-  }
-  Status set_gradient_noise(Scalar v) noexcept { return inner_.set_gradient_noise(v); }
-
-  /// (θ₀, r = 0).
-  StateType start(const PositionVector& theta0) const noexcept { return inner_.start(theta0); }
-
-  /// One warm-up step: refresh and start a measured trajectory if none is running, one SGHMC
-  /// step, then record L when the U-turn (or the cap) is reached. Once learner.lengths is full
-  /// it only steps. On failure z and learner are unchanged.
-  template <class Model, class Rng>
-  Status warmup_step(StateType& z, const Model& model, Rng& rng, Learner& learner) const noexcept {
-    if (Status s = status(); !s) return s;
-    StateType w = z;
-    Learner next = learner;
-    if (!next.running && !next.lengths.full()) {
-      inner_.refresh_momentum(w, rng);
-      next.origin = w.position();
-      next.steps = 0;
-      next.running = true;
-    }
-    if (Status s = inner_.step(w, model, rng); !s) return s;
-    if (next.running) {
-      ++next.steps;
-      const bool turned = (w.position() - next.origin).dot(w.momentum()) < Scalar(0);
-      if (turned || next.steps >= p_.max_length) {
-        next.lengths.add(next.steps);
-        next.running = false;
-      }
-    }
-    z = w;
-    learner = next;
-    return StatusCode::Ok;
+  static SGHMCRecipe<Scalar, Dim> make_recipe(const Params& p) noexcept {
+    return detail::sghmc_recipe<Scalar, Dim, KickDrift, false>(
+        SGHMCParams<Scalar>{p.step_size, p.friction, p.mass});
   }
 
-  /// One sampling step: if the countdown is 0, r ~ N(0, mI) and a new length L ~ Uniform(lengths)
-  /// starts the countdown; then one SGHMC step and the countdown decreases. InvalidParameter if
-  /// lengths is empty. On failure z and countdown are unchanged.
-  template <class Model, class Rng>
-  Status step(StateType& z, const Model& model, Rng& rng, const Lengths& lengths,
-              RefreshCountdown& countdown) const noexcept {
-    if (Status s = status(); !s) return s;
-    if (lengths.empty()) return StatusCode::InvalidParameter;
-    StateType w = z;
-    RefreshCountdown next = countdown;
-    if (next.remaining == 0) {
-      inner_.refresh_momentum(w, rng);
-      next.remaining = lengths.draw(rng);
-    }
-    if (Status s = inner_.step(w, model, rng); !s) return s;
-    --next.remaining;
-    z = w;
-    countdown = next;
+  /// Replaces the lengths of z (e.g. learned by another chain) and ends its warm-up if they are
+  /// full; InvalidParameter (z unchanged) unless lengths.valid() and non-empty.
+  template <class St>
+  Status set_lengths(St& z, const Lengths& lengths) const noexcept {
+    if (!lengths.valid() || lengths.empty()) return StatusCode::InvalidParameter;
+    Extra e = z.extra();
+    e.lengths = lengths;
+    e.running = false;
+    e.remaining = 0;
+    z.set_extra(e);
     return StatusCode::Ok;
   }
 
  private:
-  Params p_;
-  Inner inner_;
+  Status current_status() const noexcept {
+    if (!this->recipe_.status()) return this->recipe_.status();
+    return this->params_.max_length >= 1 ? Status(StatusCode::Ok)
+                                         : Status(StatusCode::InvalidParameter);
+  }
+
+  template <class St, class Model, class Rng>
+  Status step_state(St& z, const Model& model, Rng& rng) const noexcept {
+    if (Status s = current_status(); !s) return s;
+    Extra e = z.extra();
+    if (!e.lengths.valid()) return StatusCode::InvalidParameter;
+    const bool learning = !e.lengths.full();
+    const bool refresh = learning ? !e.running : e.remaining == 0;
+    Scalar* backup = detail::StateAccess::scratch(z, 2);
+    if (refresh) {
+      VectorMap<Scalar, Dim> saved(backup);
+      saved = z.momentum();
+      std::get<0>(this->recipe_.energy().terms).sample(rng, z.momentum());
+      if (learning) {
+        VectorMap<Scalar, Dim> origin(detail::StateAccess::scratch(z, 1));
+        origin = z.position();
+        e.steps = 0;
+        e.running = true;
+      } else {
+        e.remaining = e.lengths.draw(rng);
+      }
+    }
+    if (Status s = this->recipe_.step(z, model, rng); !s) {
+      if (refresh) z.momentum() = ConstVectorMap<Scalar, Dim>(backup);
+      return s;
+    }
+    if (learning) {
+      ++e.steps;
+      const ConstVectorMap<Scalar, Dim> origin(detail::StateAccess::scratch(z, 1));
+      const bool turned = (z.position() - origin).dot(z.momentum()) < Scalar(0);
+      if (turned || e.steps >= this->params_.max_length) {
+        e.lengths.add(e.steps);
+        e.running = false;
+      }
+    } else {
+      --e.remaining;
+    }
+    z.set_extra(e);
+    return StatusCode::Ok;
+  }
 };
 
 template <int Dim, int Capacity = 32>

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // SGMGT and SGMGT-D (Zhang et al. 2017; MATH.md §2.1, §3.3–3.5): monomial-gamma thermostats as
-// recipe declarations, with the exact Gibbs resampling of p and ξ on a user-owned step counter.
+// recipe declarations, with the exact Gibbs resampling of p and ξ driven by a step counter that
+// lives in the state (its bookkeeping).
 #pragma once
 
 #include <cmath>
@@ -8,56 +9,54 @@
 
 #include "sgmcmc/core/kinetic.hpp"
 #include "sgmcmc/core/kinetic_mg.hpp"
-#include "sgmcmc/core/recipe.hpp"
+#include "sgmcmc/samplers/sampler.hpp"
 
 namespace sgmcmc {
 
 namespace detail {
-/// The state-dependent block γ diag ∇K_c(p) of Q joining momentum (rows) and thermostat (columns)
+/// Entry i of the Q block γ diag ∇K_c(p) joining momentum (rows) and thermostat (columns)
 /// (MATH.md §2.1, SGMGT-D row; γ = 1 for SGMGT).
-template <class Scalar, int Dim>
+template <class Scalar>
 struct KineticCouplingFn {
   SoftMonomialGammaKinetic<Scalar> kinetic{};
   Scalar gamma{1};
   /// γ finite and > 0 (the recipe checks it at configuration; the kinetic is the energy's).
   bool valid() const noexcept { return gamma > Scalar(0) && std::isfinite(gamma); }
-  template <class Z>
-  Vector<Scalar, Dim> operator()(const Z& z) const noexcept {
-    return kinetic.gradient(z.momentum()) * gamma;
+  template <class X>
+  Scalar operator()(const X& x) const noexcept {
+    return kinetic.gradient1(x.momentum()) * gamma;
   }
 };
 
-/// Γ of that block, analytically: Σ_k ∂A_ik/∂ξ_k = 0 for the momentum rows, and
-/// Σ_k ∂A_ki/∂p_k = γ ∂²K_c(p_i) for the thermostat (the engine subtracts it: Γ_ξ = −γ diag∇²K_c).
-template <class Scalar, int Dim>
+/// Γ of that block per coordinate: ∂A_ii/∂ξ_i = 0 for the momentum rows, and
+/// ∂A_ii/∂p_i = γ ∂²K_c(p_i) for the thermostat (the engine subtracts it: Γ_ξ = −γ diag∇²K_c).
+template <class Scalar>
 struct KineticCouplingGamma {
   SoftMonomialGammaKinetic<Scalar> kinetic{};
   Scalar gamma{1};
-  template <class Z>
-  auto rows(const Z&) const noexcept {
-    return Vector<Scalar, Dim>::Zero();
+  template <class X>
+  Scalar rows(const X&) const noexcept {
+    return Scalar(0);
   }
-  template <class Z>
-  Vector<Scalar, Dim> cols(const Z& z) const noexcept {
-    return kinetic.curvature(z.momentum()) * gamma;
+  template <class X>
+  Scalar cols(const X& x) const noexcept {
+    return kinetic.curvature1(x.momentum()) * gamma;
   }
 };
 }  // namespace detail
 
-/// The Q block γ diag∇K_c(p) with analytic Γ. Gamma may be replaced (tests use a wrong-sign Γ as
-/// a negative control); it must be an aggregate {kinetic, gamma} with rows(z) and cols(z).
-template <class Scalar, int Dim, class Gamma = detail::KineticCouplingGamma<Scalar, Dim>>
-using KineticCoupling =
-    StateDependent<DiagonalShape, detail::KineticCouplingFn<Scalar, Dim>, true, Gamma>;
+/// The Q block γ diag∇K_c(p) with analytic Γ (Gamma: any aggregate {kinetic, gamma} with rows(x)
+/// and cols(x); tests build a wrong-sign one as a negative control).
+template <class Scalar, class Gamma = detail::KineticCouplingGamma<Scalar>>
+using KineticCoupling = Elementwise<detail::KineticCouplingFn<Scalar>, Gamma>;
 
-/// z = (θ, p, ξ), ξ ∈ R^d; H = U + K_c(p) + F(ξ); Q = [[0,−I,0],[I,0,γ diag∇K_c],[0,−γ
-/// diag∇K_c,0]].
+/// z = (θ, p, ξ), ξ ∈ R^d; H = U + K_c(p) + F(ξ); Q = [[0,−I,0],[I,0,γ diag∇K_c],[0,−γ diag∇K_c,0]].
 template <class Scalar, int Dim, class DiffusionT, class Integrator, class Gamma>
 using MonomialGammaRecipe =
     Recipe<Scalar, Layout<Dim, Dim, Dim>,
            Energy<SoftMonomialGammaKinetic<Scalar>, QuadraticEnergy<Scalar>>, DiffusionT,
            Curl<SkewPair<Momentum, Position, Identity>,
-                SkewPair<Momentum, Thermostat, KineticCoupling<Scalar, Dim, Gamma>>>,
+                SkewPair<Momentum, Thermostat, KineticCoupling<Scalar, Gamma>>>,
            Integrator>;
 
 /// Kick–drift for the monomial-gamma samplers: p, then θ (new p), then ξ (new p) (MATH.md §1.3).
@@ -87,111 +86,108 @@ bool sgmgtd_noise_psd(Scalar h, const Vector<Scalar, N>& v, Scalar sigma_theta,
   return true;
 }
 
+/// The per-chain bookkeeping of the monomial-gamma samplers: steps taken since start.
+struct MonomialGammaExtra {
+  std::uint64_t steps = 0;
+};
+
 namespace detail {
 
-/// What SGMGT and SGMGT-D share on top of their recipe: parameter checks the engine does not
-/// know about (the resampling period), starts, and the exact Gibbs moves of MATH.md §3.5.
-template <class Base>
-class MonomialGammaSampler : public Base {
+/// What SGMGT and SGMGT-D share on top of their recipe: the resampling period (a parameter the
+/// engine does not know), starts, and the exact Gibbs moves of MATH.md §3.5.
+/// The state has two scratch vectors: the gradient and the momentum being redrawn.
+template <class Derived, class RecipeT, class Params>
+class MonomialGammaSampler : public RecipeSampler<Derived, RecipeT, Params, 2, MonomialGammaExtra> {
+  using Base = RecipeSampler<Derived, RecipeT, Params, 2, MonomialGammaExtra>;
+  template <class, class, int, class, class, class>
+  friend class sgmcmc::SamplerBase;
+
  public:
   using typename Base::Scalar;
-  using typename Base::StateType;
-  static constexpr int dim = Base::dim;
-  using PositionVector = Vector<Scalar, dim>;
-
-  /// Ok iff every parameter is valid; step() returns this otherwise.
-  Status status() const noexcept { return own_ ? Base::status() : own_; }
+  static constexpr int dim = RecipeT::dim;
 
   /// Resampling period R (0: never).
-  std::uint32_t resample_period() const noexcept { return period_; }
+  std::uint32_t resample_period() const noexcept {
+    return this->params_.resample_period > 0
+               ? static_cast<std::uint32_t>(this->params_.resample_period)
+               : 0U;
+  }
   const SoftMonomialGammaKinetic<Scalar>& kinetic() const noexcept {
-    return std::get<0>(this->energy().terms);
+    return std::get<0>(this->recipe_.energy().terms);
   }
   const QuadraticEnergy<Scalar>& thermostat_energy() const noexcept {
-    return std::get<1>(this->energy().terms);
-  }
-
-  /// (θ₀, p = 0, ξ = F's centre). Fine for a = 1; for a = 2 prefer start(theta0, rng), since
-  /// ∂²K_c is capped at its (large) value at p = 0 and would kick the thermostat on step one.
-  StateType start(const PositionVector& theta0) const noexcept {
-    StateType z;
-    z.position() = theta0;
-    z.thermostat().setConstant(thermostat_energy().center);
-    return z;
-  }
-  /// (θ₀, p ~ exp(−K_c), ξ ~ exp(−F)): the auxiliary variables drawn from their exact laws.
-  template <class Rng>
-  StateType start(const PositionVector& theta0, Rng& rng) const noexcept {
-    StateType z = start(theta0);
-    resample_momentum(z, rng);
-    resample_thermostat(z, rng);
-    return z;
+    return std::get<1>(this->recipe_.energy().terms);
   }
 
   /// p ← a draw from its exact conditional exp(−K_c(p)) (MATH.md §3.2, §3.5): a Gibbs move that
-  /// preserves exp(−H), since H is separable in (θ, p, ξ).
-  template <class Rng>
-  void resample_momentum(StateType& z, Rng& rng) const noexcept {
-    kinetic().sample(rng, z.momentum());
+  /// preserves exp(−H), since H is separable in (θ, p, ξ). CapReached (z unchanged) if a draw
+  /// reached its rejection cap.
+  template <class St, class Rng>
+  Status resample_momentum(St& z, Rng& rng) const noexcept {
+    if (Status s = this->status(); !s) return s;
+    Scalar* p = detail::StateAccess::scratch(z, 1);
+    if (!kinetic().sample(rng, p, dim)) return StatusCode::CapReached;
+    z.momentum() = ConstVectorMap<Scalar, dim>(p);
+    return StatusCode::Ok;
   }
   /// ξ ← a draw from exp(−F(ξ)): N(A, I) for SGMGT, N(σ_p, γI) for SGMGT-D (MATH.md §3.5).
-  template <class Rng>
-  void resample_thermostat(StateType& z, Rng& rng) const noexcept {
+  template <class St, class Rng>
+  Status resample_thermostat(St& z, Rng& rng) const noexcept {
+    if (Status s = this->status(); !s) return s;
     thermostat_energy().sample(rng, z.thermostat());
-  }
-
-  /// One step of the dynamics (no resampling). On failure z is unchanged.
-  /// NonFiniteState if z holds a NaN or Inf (checked before anything else is evaluated).
-  template <class Model, class Rng>
-  Status step(StateType& z, const Model& model, Rng& rng) const noexcept {
-    if (!own_) return own_;
-    if (!Base::status()) return Base::status();
-    if (!z.all_finite()) return StatusCode::NonFiniteState;
-    return Base::step(z, model, rng);
-  }
-  /// One step with the given standard normals (ordered as the diffusive blocks: SGMGT p;
-  /// SGMGT-D θ, p, ξ).
-  template <class Model>
-  Status step_with_noise(StateType& z, const Model& model,
-                         const typename Base::NoiseVector& zeta) const noexcept {
-    if (!own_) return own_;
-    if (!Base::status()) return Base::status();
-    if (!z.all_finite()) return StatusCode::NonFiniteState;
-    return Base::step_with_noise(z, model, zeta);
-  }
-
-  /// One step with the periodic stochastic resampling of MATH.md §3.5, driven by the user-owned
-  /// counter t (the sampler keeps no state): if R > 0, p is redrawn when t ≡ 0 (mod R) and ξ
-  /// when t ≡ ⌊R/2⌋ (mod R), then the dynamics steps once. t advances by one only on success;
-  /// on failure z and t are unchanged.
-  template <class Model, class Rng>
-  Status step(StateType& z, const Model& model, Rng& rng, std::uint64_t& t) const noexcept {
-    if (!own_) return own_;
-    if (!Base::status()) return Base::status();
-    if (!z.all_finite()) return StatusCode::NonFiniteState;
-    StateType w = z;
-    if (period_ > 0) {
-      const std::uint64_t phase = t % period_;
-      if (phase == 0) resample_momentum(w, rng);
-      if (phase == period_ / 2) resample_thermostat(w, rng);
-    }
-    const Status s = Base::step(w, model, rng);
-    if (!s) return s;
-    z = w;
-    ++t;
-    return s;
+    return StatusCode::Ok;
   }
 
  protected:
-  template <class... Args>
-  MonomialGammaSampler(int period, Args&&... args) noexcept
-      : Base(static_cast<Args&&>(args)...),
-        period_(period > 0 ? static_cast<std::uint32_t>(period) : 0U),
-        own_(period >= 0 ? StatusCode::Ok : StatusCode::InvalidParameter) {}
+  explicit MonomialGammaSampler(const Params& p) noexcept : Base(p) {}
 
  private:
-  std::uint32_t period_;
-  Status own_;
+  Status current_status() const noexcept {
+    if (this->params_.resample_period < 0) return StatusCode::InvalidParameter;
+    return this->recipe_.status();
+  }
+  /// (θ₀, p = 0, ξ = F's centre). Fine for a = 1; for a = 2 prefer start(θ₀, rng), since
+  /// ∂²K_c is capped at its (large) value at p = 0 and would kick the thermostat on step one.
+  template <class St, class X>
+  Status init_state(St& z, const X&) const noexcept {
+    z.thermostat().setConstant(thermostat_energy().center);
+    return StatusCode::Ok;
+  }
+  /// (θ₀, p ~ exp(−K_c), ξ ~ exp(−F)): the auxiliary variables drawn from their exact laws.
+  template <class St, class X, class Rng>
+  Status init_state(St& z, const X& theta0, Rng& rng) const noexcept {
+    static_cast<void>(init_state(z, theta0));
+    if (Status s = resample_momentum(z, rng); !s) return s;
+    return resample_thermostat(z, rng);
+  }
+
+  /// One step of the dynamics, then the periodic resampling of MATH.md §3.5 on the state's step
+  /// counter t (bookkeeping): if R > 0, after the step that makes t ≡ 0 (mod R) p is redrawn, and
+  /// after the one that makes t ≡ ⌊R/2⌋ (mod R) ξ is. On any failure (the dynamics, or a draw at
+  /// its cap) z and t are unchanged: the step is undone by switching back to the copy it left.
+  template <class St, class Model, class Rng>
+  Status step_state(St& z, const Model& model, Rng& rng) const noexcept {
+    if (Status s = current_status(); !s) return s;
+    if (!z.all_finite()) return StatusCode::NonFiniteState;
+    MonomialGammaExtra e = z.extra();
+    if (Status s = this->recipe_.step(z, model, rng); !s) return s;
+    ++e.steps;
+    const std::uint32_t period = resample_period();
+    if (period > 0) {
+      const std::uint64_t phase = e.steps % period;
+      if (phase == 0) {
+        Scalar* p = detail::StateAccess::scratch(z, 1);
+        if (!kinetic().sample(rng, p, dim)) {
+          detail::StateAccess::flip(z);  // back to the copy the step read: z as it was
+          return StatusCode::CapReached;
+        }
+        z.momentum() = ConstVectorMap<Scalar, dim>(p);
+      }
+      if (phase == period / 2) thermostat_energy().sample(rng, z.thermostat());
+    }
+    z.set_extra(e);
+    return StatusCode::Ok;
+  }
 };
 
 }  // namespace detail
@@ -204,11 +200,11 @@ struct SGMGTParams {
   Scalar mass{1};                  ///< m > 0
   Scalar softness{5};              ///< c > 0 (code: 5 for a = 1, 3 for a = 2)
   Scalar diffusion{1};             ///< A ≥ 0: D_pp = A I, and ξ's target mean
-  int resample_period{0};          ///< R ≥ 0 for step(z, model, rng, t); 0: never (code: 50)
+  int resample_period{0};          ///< R ≥ 0: p and ξ redrawn every R steps; 0: never (code: 50)
 };
 
 template <class Scalar, int Dim, class Integrator = MonomialGammaSweep,
-          class Gamma = detail::KineticCouplingGamma<Scalar, Dim>>
+          class Gamma = detail::KineticCouplingGamma<Scalar>>
 using SGMGTRecipe =
     MonomialGammaRecipe<Scalar, Dim, Diffusion<Zero, Scaled<Scalar>, Zero>, Integrator, Gamma>;
 
@@ -217,39 +213,30 @@ using SGMGTRecipe =
 ///   p ← p − h[g + ξ⊙∇K_c(p)] + N(0, h(2A − hV̂));  θ ← θ + h∇K_c(p);  ξ ← ξ + h[(∇K_c)² − ∂²K_c](p)
 /// (kick–drift; ExplicitEuler evaluates all three at the old state, as the authors' code does).
 /// V̂ (set_gradient_noise) is supported: it only enters the momentum block.
-template <class Scalar, int Dim, class Integrator = MonomialGammaSweep,
-          class Gamma = detail::KineticCouplingGamma<Scalar, Dim>>
-class SGMGT : public detail::MonomialGammaSampler<SGMGTRecipe<Scalar, Dim, Integrator, Gamma>> {
-  using Recipe_ = SGMGTRecipe<Scalar, Dim, Integrator, Gamma>;
-  using Base = detail::MonomialGammaSampler<Recipe_>;
+template <class Scalar, int Dim, class Integrator = MonomialGammaSweep>
+class SGMGT : public detail::MonomialGammaSampler<SGMGT<Scalar, Dim, Integrator>,
+                                                  SGMGTRecipe<Scalar, Dim, Integrator>,
+                                                  SGMGTParams<Scalar>> {
+  using Base = detail::MonomialGammaSampler<SGMGT<Scalar, Dim, Integrator>,
+                                            SGMGTRecipe<Scalar, Dim, Integrator>, SGMGTParams<Scalar>>;
 
  public:
-  static_assert(Dim > 0, "Dim must be positive");
   using Params = SGMGTParams<Scalar>;
+  explicit SGMGT(const Params& p = Params{}) noexcept : Base(p) {}
 
-  explicit SGMGT(const Params& p) noexcept
-      : Base(p.resample_period, make_energy(p),
-             Diffusion<Zero, Scaled<Scalar>, Zero>{{Zero{}, Scaled<Scalar>{p.diffusion}, Zero{}}},
-             make_curl(p), p.step_size),
-        params_(p) {}
-
-  const Params& params() const noexcept { return params_; }
-
- private:
-  static SoftMonomialGammaKinetic<Scalar> make_kinetic(const Params& p) noexcept {
-    return {p.shape, p.mass, p.softness};
-  }
-  static typename Recipe_::EnergyType make_energy(const Params& p) noexcept {
-    return {{make_kinetic(p), QuadraticEnergy<Scalar>{Scalar(1), p.diffusion}}};
-  }
-  static typename Recipe_::CurlType make_curl(const Params& p) noexcept {
-    typename Recipe_::CurlType q{};
+  /// The recipe of parameters p, with the coupling's Γ from Gamma.
+  template <class Gamma = detail::KineticCouplingGamma<Scalar>>
+  static SGMGTRecipe<Scalar, Dim, Integrator, Gamma> make_recipe(const Params& p) noexcept {
+    const SoftMonomialGammaKinetic<Scalar> k{p.shape, p.mass, p.softness};
+    typename SGMGTRecipe<Scalar, Dim, Integrator, Gamma>::CurlType q{};
     auto& a = std::get<1>(q.pairs).a;
-    a.fn = {make_kinetic(p), Scalar(1)};
-    a.gamma = Gamma{make_kinetic(p), Scalar(1)};
-    return q;
+    a.fn = {k, Scalar(1)};
+    a.gamma = Gamma{k, Scalar(1)};
+    return {{{k, QuadraticEnergy<Scalar>{Scalar(1), p.diffusion}}},
+            Diffusion<Zero, Scaled<Scalar>, Zero>{{Zero{}, Scaled<Scalar>{p.diffusion}, Zero{}}},
+            q,
+            p.step_size};
   }
-  Params params_;
 };
 
 /// Parameters of SGMGT-D (MATH.md §3.4); the code's values (§3.6) are a = 1: m = 1, c = 5,
@@ -268,7 +255,7 @@ struct SGMGTDParams {
 };
 
 template <class Scalar, int Dim, class Integrator = MonomialGammaSweep,
-          class Gamma = detail::KineticCouplingGamma<Scalar, Dim>>
+          class Gamma = detail::KineticCouplingGamma<Scalar>>
 using SGMGTDRecipe =
     MonomialGammaRecipe<Scalar, Dim, Diffusion<Scaled<Scalar>, Scaled<Scalar>, Scaled<Scalar>>,
                         Integrator, Gamma>;
@@ -280,50 +267,41 @@ using SGMGTDRecipe =
 ///   ξ ← ξ + h[γ((∇K_c)² − ∂²K_c)(p) − (σ_ξ/γ)(ξ − σ_p)] + N(0, 2hσ_ξ)
 /// (kick–drift order p, θ, ξ by default; ExplicitEuler is the code's update, §3.6). g is used in
 /// both θ and p, as MATH.md requires.
-/// Gradient noise: B̂ couples θ and p (P = (σ_θI, I, 0)ᵀ). The engine does not yet draw noise
-/// jointly across two blocks, so set_gradient_noise with any V̂_ii > 0 makes status()
+/// Gradient noise: B̂ couples θ and p (P = (σ_θI, I, 0)ᵀ). The engine does not draw noise jointly
+/// across two blocks, so set_gradient_noise with any V̂_ii > 0 makes status()
 /// StatusCode::Unsupported (honestly: no silent under-correction). sgmgtd_noise_psd() checks the
 /// §3.4 condition the joint draw will need.
-template <class Scalar, int Dim, class Integrator = MonomialGammaSweep,
-          class Gamma = detail::KineticCouplingGamma<Scalar, Dim>>
-class SGMGTD : public detail::MonomialGammaSampler<SGMGTDRecipe<Scalar, Dim, Integrator, Gamma>> {
-  using Recipe_ = SGMGTDRecipe<Scalar, Dim, Integrator, Gamma>;
-  using Base = detail::MonomialGammaSampler<Recipe_>;
+template <class Scalar, int Dim, class Integrator = MonomialGammaSweep>
+class SGMGTD : public detail::MonomialGammaSampler<SGMGTD<Scalar, Dim, Integrator>,
+                                                   SGMGTDRecipe<Scalar, Dim, Integrator>,
+                                                   SGMGTDParams<Scalar>> {
+  using Base = detail::MonomialGammaSampler<SGMGTD<Scalar, Dim, Integrator>,
+                                            SGMGTDRecipe<Scalar, Dim, Integrator>,
+                                            SGMGTDParams<Scalar>>;
 
  public:
-  static_assert(Dim > 0, "Dim must be positive");
   using Params = SGMGTDParams<Scalar>;
+  explicit SGMGTD(const Params& p = Params{}) noexcept : Base(p) {}
 
-  explicit SGMGTD(const Params& p) noexcept
-      : Base(p.resample_period, make_energy(p),
-             Diffusion<Scaled<Scalar>, Scaled<Scalar>, Scaled<Scalar>>{
-                 {Scaled<Scalar>{p.sigma_theta}, Scaled<Scalar>{p.sigma_p},
-                  Scaled<Scalar>{p.sigma_xi}}},
-             make_curl(p), p.step_size),
-        params_(p) {}
-
-  const Params& params() const noexcept { return params_; }
+  template <class Gamma = detail::KineticCouplingGamma<Scalar>>
+  static SGMGTDRecipe<Scalar, Dim, Integrator, Gamma> make_recipe(const Params& p) noexcept {
+    const SoftMonomialGammaKinetic<Scalar> k{p.shape, p.mass, p.softness};
+    typename SGMGTDRecipe<Scalar, Dim, Integrator, Gamma>::CurlType q{};
+    auto& a = std::get<1>(q.pairs).a;
+    a.fn = {k, p.gamma};
+    a.gamma = Gamma{k, p.gamma};
+    return {{{k, QuadraticEnergy<Scalar>{Scalar(1) / p.gamma, p.sigma_p}}},
+            Diffusion<Scaled<Scalar>, Scaled<Scalar>, Scaled<Scalar>>{
+                {Scaled<Scalar>{p.sigma_theta}, Scaled<Scalar>{p.sigma_p}, Scaled<Scalar>{p.sigma_xi}}},
+            q,
+            p.step_size};
+  }
 
   /// The §3.4 condition for V̂ = diag(v) at this sampler's h, σ_θ, σ_p.
   bool noise_psd(const Vector<Scalar, Dim>& v) const noexcept {
-    return sgmgtd_noise_psd(this->step_size(), v, params_.sigma_theta, params_.sigma_p);
+    return sgmgtd_noise_psd(this->step_size(), v, this->params_.sigma_theta,
+                            this->params_.sigma_p);
   }
-
- private:
-  static SoftMonomialGammaKinetic<Scalar> make_kinetic(const Params& p) noexcept {
-    return {p.shape, p.mass, p.softness};
-  }
-  static typename Recipe_::EnergyType make_energy(const Params& p) noexcept {
-    return {{make_kinetic(p), QuadraticEnergy<Scalar>{Scalar(1) / p.gamma, p.sigma_p}}};
-  }
-  static typename Recipe_::CurlType make_curl(const Params& p) noexcept {
-    typename Recipe_::CurlType q{};
-    auto& a = std::get<1>(q.pairs).a;
-    a.fn = {make_kinetic(p), p.gamma};
-    a.gamma = Gamma{make_kinetic(p), p.gamma};
-    return q;
-  }
-  Params params_;
 };
 
 template <int Dim>

@@ -111,62 +111,70 @@ using SGRHMCRecipe = Recipe<Scalar, Layout<Dim, Dim>, Energy<GaussianKinetic<Sca
                             Diffusion<Zero, detail::SGRHMCDiffusionBlock<MetricT>>,
                             Curl<detail::SGRHMCPair<Scalar, Dim, MetricT, Divergence>>, Integrator>;
 
+/// Parameters of SGRHMC.
+template <class Scalar, class MetricT, class Divergence>
+struct SGRHMCParams {
+  Scalar step_size{Scalar(1e-2)};  ///< h
+  MetricT metric{};                ///< G(θ) or G⁻¹(θ)
+  Divergence divergence{};         ///< analytic ∇·S, or the AutoGamma / ZeroGamma marker
+};
+
+namespace detail {
+template <class Scalar, int Dim, class MetricT, class Divergence, class Integrator>
+SGRHMCRecipe<Scalar, Dim, MetricT, Divergence, Integrator> sgrhmc_recipe(
+    const SGRHMCParams<Scalar, MetricT, Divergence>& p) noexcept {
+  using DB = SGRHMCDiffusionBlock<MetricT>;
+  using Pair = SGRHMCPair<Scalar, Dim, MetricT, Divergence>;
+  DB d;
+  d.fn.metric = p.metric;
+  Pair q;
+  q.a.fn.metric = p.metric;
+  if constexpr (std::is_same_v<Divergence, AutoGamma>) {
+    q.a.gamma.metric = p.metric;
+  } else if constexpr (!std::is_same_v<Divergence, ZeroGamma>) {
+    q.a.gamma.div = p.divergence;
+  }
+  return {Energy<GaussianKinetic<Scalar>>{{GaussianKinetic<Scalar>{Scalar(1)}}},
+          Diffusion<Zero, DB>{{Zero{}, d}}, Curl<Pair>{{q}}, p.step_size};
+}
+}  // namespace detail
+
 /// Stochastic-gradient Riemann HMC (Ma, Chen & Fox 2015, §3.2); with any SPD G, gSGRHMC.
 /// Explicit Euler is the paper's Algorithm 1 (MATH.md §2.2), everything at (θ_t, r_t):
-///   θ' = θ + hSr;  r' = r − hSg − hG⁻¹r + h∇·S + N(0, h(2G⁻¹ − hSV̂S)).
+///   θ' = θ + hSr;  r' = r − hSg − hG⁻¹r + hT∇·S + N(0, h(2TG⁻¹ − hSV̂S)).
 /// KickDrift (Sweep<Momentum, Position>) updates r' first, then θ' = θ + hS(θ_t)r' (MATH.md §1.3);
 /// it is the default, as for SGHMC. Divergence: AutoGamma (∇·S by forward-mode automatic
 /// differentiation, SqrtMetricDivergence), a user type div(θ[, ctx]) returning ∇·S, or ZeroGamma
 /// (naive.hpp). A non-finite metric gives NonFiniteMetric, a G⁻¹ that is not PSD (dense: not PD)
 /// NoiseNotPSD, both with the state unchanged. Per step, explicit Euler evaluates S three times
 /// (two drifts, the B̂ correction) and G⁻¹ twice; dense S costs a Dim x Dim eigen-decomposition.
+/// Stability: the friction is G⁻¹ (with unit mass), so kick–drift needs h < 2/λmax(G⁻¹) and
+/// explicit Euler h < 1/λmax(G⁻¹) (docs/samplers/sgrhmc.md).
 template <class Scalar, int Dim, class MetricT, class Divergence = AutoGamma,
           class Integrator = KickDrift>
-class SGRHMC : public SGRHMCRecipe<Scalar, Dim, MetricT, Divergence, Integrator> {
-  using Base = SGRHMCRecipe<Scalar, Dim, MetricT, Divergence, Integrator>;
-  using DBlock = detail::SGRHMCDiffusionBlock<MetricT>;
-  using Pair = detail::SGRHMCPair<Scalar, Dim, MetricT, Divergence>;
+class SGRHMC : public RecipeSampler<SGRHMC<Scalar, Dim, MetricT, Divergence, Integrator>,
+                                    SGRHMCRecipe<Scalar, Dim, MetricT, Divergence, Integrator>,
+                                    SGRHMCParams<Scalar, MetricT, Divergence>> {
+  using Base = RecipeSampler<SGRHMC<Scalar, Dim, MetricT, Divergence, Integrator>,
+                             SGRHMCRecipe<Scalar, Dim, MetricT, Divergence, Integrator>,
+                             SGRHMCParams<Scalar, MetricT, Divergence>>;
 
  public:
-  static_assert(Dim > 0, "Dim must be positive");
-  struct Params {
-    Scalar step_size{Scalar(1e-2)};  ///< h
-    MetricT metric{};                ///< G(θ) or G⁻¹(θ)
-    Divergence divergence{};         ///< analytic ∇·S, or the AutoGamma / ZeroGamma marker
-  };
+  using Params = SGRHMCParams<Scalar, MetricT, Divergence>;
+  explicit SGRHMC(const Params& p = Params{}) noexcept : Base(p) {}
 
-  explicit SGRHMC(const Params& p) noexcept
-      : Base(Energy<GaussianKinetic<Scalar>>{{GaussianKinetic<Scalar>{Scalar(1)}}},
-             Diffusion<Zero, DBlock>{{Zero{}, make_d(p)}}, Curl<Pair>{{make_pair(p)}},
-             p.step_size) {}
-
-  /// (θ₀, r = 0).
-  typename Base::StateType start(const Vector<Scalar, Dim>& theta0) const noexcept {
-    typename Base::StateType z;
-    z.position() = theta0;
-    return z;
+  static SGRHMCRecipe<Scalar, Dim, MetricT, Divergence, Integrator> make_recipe(
+      const Params& p) noexcept {
+    return detail::sgrhmc_recipe<Scalar, Dim, MetricT, Divergence, Integrator>(p);
   }
+
   /// Redraws r ~ N(0, I): an exact Gibbs move (Algorithm 1's optional periodic resampling).
-  template <class Rng>
-  void refresh_momentum(typename Base::StateType& z, Rng& rng) const noexcept {
+  /// Returns status() (and draws nothing) if the parameters are invalid.
+  template <class St, class Rng>
+  Status refresh_momentum(St& z, Rng& rng) const noexcept {
+    if (Status s = this->status(); !s) return s;
     fill_normal(rng, z.momentum());
-  }
-
- private:
-  static DBlock make_d(const Params& p) noexcept {
-    DBlock b;
-    b.fn.metric = p.metric;
-    return b;
-  }
-  static Pair make_pair(const Params& p) noexcept {
-    Pair q;
-    q.a.fn.metric = p.metric;
-    if constexpr (std::is_same_v<Divergence, AutoGamma>) {
-      q.a.gamma.metric = p.metric;
-    } else if constexpr (!std::is_same_v<Divergence, ZeroGamma>) {
-      q.a.gamma.div = p.divergence;
-    }
-    return q;
+    return StatusCode::Ok;
   }
 };
 
@@ -247,35 +255,46 @@ struct PotentialMetricDivergence {
 template <class Scalar>
 using PotentialInverseMetric = InverseMetric<ScalarShape, PotentialMetric<Scalar>>;
 
+/// Parameters of gSGRHMC with the synthetic metric.
+template <class Scalar>
+struct GSGRHMCParams {
+  Scalar step_size{Scalar(1e-2)};    ///< h
+  PotentialMetric<Scalar> metric{};  ///< D, C and the floor
+};
+
 /// gSGRHMC with the synthetic metric (MATH.md §5.1). Γ is analytic by default
 /// (PotentialMetricSqrtDivergence, from the step's gradient); Divergence = AutoGamma
 /// differentiates the model's potential instead (tested equal). The model must provide
 /// template <class T> T potential(const Vector<T, Dim>&) const: the minibatch value Ũ matching
 /// the gradient. Integrator: ExplicitEuler (Algorithm 1, the default here) or KickDrift.
+/// A metric with D ≤ 0, floor ≤ 0 or a non-finite D, C or floor makes status() and every step
+/// InvalidParameter (PotentialMetric::valid, checked by the recipe at configuration).
 template <class Scalar, int Dim, class Divergence = PotentialMetricSqrtDivergence<Scalar>,
           class Integrator = ExplicitEuler>
-class GSGRHMC : public SGRHMC<Scalar, Dim, PotentialInverseMetric<Scalar>, Divergence, Integrator> {
-  using Base = SGRHMC<Scalar, Dim, PotentialInverseMetric<Scalar>, Divergence, Integrator>;
+class GSGRHMC
+    : public RecipeSampler<
+          GSGRHMC<Scalar, Dim, Divergence, Integrator>,
+          SGRHMCRecipe<Scalar, Dim, PotentialInverseMetric<Scalar>, Divergence, Integrator>,
+          GSGRHMCParams<Scalar>> {
+  using Base = RecipeSampler<
+      GSGRHMC<Scalar, Dim, Divergence, Integrator>,
+      SGRHMCRecipe<Scalar, Dim, PotentialInverseMetric<Scalar>, Divergence, Integrator>,
+      GSGRHMCParams<Scalar>>;
 
  public:
-  struct Params {
-    Scalar step_size{Scalar(1e-2)};    ///< h
-    PotentialMetric<Scalar> metric{};  ///< D, C and the floor
-  };
+  using Params = GSGRHMCParams<Scalar>;
+  explicit GSGRHMC(const Params& p = Params{}) noexcept : Base(p) {}
 
-  /// A metric with D ≤ 0, floor ≤ 0 or a non-finite D, C or floor makes status() and every
-  /// step InvalidParameter (PotentialMetric::valid, checked by the recipe at configuration).
-  explicit GSGRHMC(const Params& p) noexcept : Base(convert(p)) {}
-
- private:
-  static typename Base::Params convert(const Params& p) noexcept {
-    typename Base::Params q;
+  static SGRHMCRecipe<Scalar, Dim, PotentialInverseMetric<Scalar>, Divergence, Integrator>
+  make_recipe(const Params& p) noexcept {
+    SGRHMCParams<Scalar, PotentialInverseMetric<Scalar>, Divergence> q;
     q.step_size = p.step_size;
     q.metric.fn = p.metric;
     if constexpr (std::is_same_v<Divergence, PotentialMetricSqrtDivergence<Scalar>>) {
       q.divergence.metric = p.metric;
     }
-    return q;
+    return detail::sgrhmc_recipe<Scalar, Dim, PotentialInverseMetric<Scalar>, Divergence,
+                                 Integrator>(q);
   }
 };
 

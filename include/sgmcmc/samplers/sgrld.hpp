@@ -8,7 +8,7 @@
 #include <type_traits>
 
 #include "sgmcmc/core/linalg.hpp"
-#include "sgmcmc/core/recipe.hpp"
+#include "sgmcmc/samplers/sampler.hpp"
 
 namespace sgmcmc {
 
@@ -208,45 +208,43 @@ using SGRLDRecipe =
     Recipe<Scalar, Layout<Dim>, Energy<>,
            Diffusion<detail::SGRLDBlock<Scalar, Dim, MetricT, Divergence>>, Curl<>, ExplicitEuler>;
 
+/// Parameters of SGRLD.
+template <class Scalar, class MetricT, class Divergence>
+struct SGRLDParams {
+  Scalar step_size{Scalar(1e-3)};  ///< h
+  MetricT metric{};                ///< G(θ) or G⁻¹(θ)
+  Divergence divergence{};         ///< analytic Γ, or the AutoGamma / ZeroGamma marker
+};
+
 /// Stochastic-gradient Riemannian Langevin dynamics (Patterson & Teh 2013) in recipe form
 /// (MATH.md §2.2), everything at θ_t:
-///   θ ← θ + h[−G⁻¹(θ)g + Γ(θ)] + N(0, h(2G⁻¹ − hG⁻¹V̂G⁻¹)),  Γ_i = Σ_j ∂_j G⁻¹_ij.
+///   θ ← θ + h[−G⁻¹(θ)g + TΓ(θ)] + N(0, h(2TG⁻¹ − hG⁻¹V̂G⁻¹)),  Γ_i = Σ_j ∂_j G⁻¹_ij.
 /// Per step: one model gradient; G⁻¹ evaluated twice (drift, noise), plus Γ (one evaluation in
 /// automatic-differentiation scalars with Dim directions, or 1 if separable, or the user's Γ).
 /// A non-finite G⁻¹ gives NonFiniteMetric, a G⁻¹ that is not PSD NoiseNotPSD (dense: not PD),
-/// both with the state unchanged.
+/// both with the state unchanged. A metric that does not depend on θ is SGLD with
+/// D₀ = G⁻¹ (Diagonal, DiagonalMap or Dense): use SGLD, which pays no Γ (docs/samplers/sgrld.md).
 template <class Scalar, int Dim, class MetricT, class Divergence = AutoGamma>
-class SGRLD : public SGRLDRecipe<Scalar, Dim, MetricT, Divergence> {
-  using Base = SGRLDRecipe<Scalar, Dim, MetricT, Divergence>;
+class SGRLD : public RecipeSampler<SGRLD<Scalar, Dim, MetricT, Divergence>,
+                                   SGRLDRecipe<Scalar, Dim, MetricT, Divergence>,
+                                   SGRLDParams<Scalar, MetricT, Divergence>> {
+  using Base = RecipeSampler<SGRLD<Scalar, Dim, MetricT, Divergence>,
+                             SGRLDRecipe<Scalar, Dim, MetricT, Divergence>,
+                             SGRLDParams<Scalar, MetricT, Divergence>>;
   using Block = detail::SGRLDBlock<Scalar, Dim, MetricT, Divergence>;
 
  public:
-  static_assert(Dim > 0, "Dim must be positive");
-  struct Params {
-    Scalar step_size{Scalar(1e-3)};  ///< h
-    MetricT metric{};                ///< G(θ) or G⁻¹(θ)
-    Divergence divergence{};         ///< analytic Γ, or the AutoGamma / ZeroGamma marker
-  };
+  using Params = SGRLDParams<Scalar, MetricT, Divergence>;
+  explicit SGRLD(const Params& p = Params{}) noexcept : Base(p) {}
 
-  explicit SGRLD(const Params& p) noexcept
-      : Base(Energy<>{}, Diffusion<Block>{{make_block(p)}}, Curl<>{}, p.step_size) {}
-
-  /// The state for a start position.
-  typename Base::StateType start(const Vector<Scalar, Dim>& theta0) const noexcept {
-    typename Base::StateType z;
-    z.position() = theta0;
-    return z;
-  }
-
- private:
-  static Block make_block(const Params& p) noexcept {
+  static SGRLDRecipe<Scalar, Dim, MetricT, Divergence> make_recipe(const Params& p) noexcept {
     Block b;
     b.fn.metric = p.metric;
     if constexpr (!std::is_same_v<Divergence, AutoGamma> &&
                   !std::is_same_v<Divergence, ZeroGamma>) {
       b.gamma.div = p.divergence;
     }
-    return b;
+    return {Energy<>{}, Diffusion<Block>{{b}}, Curl<>{}, p.step_size};
   }
 };
 
