@@ -573,8 +573,7 @@ class Recipe {
   Status drift(const St& z, const Model& model, Out& f) const noexcept {
     const BlockStateType s = snapshot(z);
     PositionVector g;
-    detail::call_gradient<Scalar, dim>(model, s.position().data(), g.data());
-    if (!detail::all_finite(g)) return StatusCode::NonFiniteGradient;
+    if (!gradient_at(model, s.position(), g)) return StatusCode::NonFiniteGradient;
     const ModelContext<Model, Scalar, dim> ctx{model, g};
     Status st;
     detail::static_for<blocks>([&](auto b) {
@@ -599,7 +598,7 @@ class Recipe {
   BlockState<Scalar, Layout_> gamma(const St& z, const Model& model) const noexcept {
     const BlockStateType s = snapshot(z);
     PositionVector g;
-    detail::call_gradient<Scalar, dim>(model, s.position().data(), g.data());
+    static_cast<void>(gradient_at(model, s.position(), g));
     const ModelContext<Model, Scalar, dim> ctx{model, g};
     BlockStateType out;
     detail::static_for<blocks>([&](auto b) { add_gamma<b>(s, ctx, out.template block<b>()); });
@@ -1212,11 +1211,16 @@ class Recipe {
   }
 
   // =========================================================================== general path
-  /// The model gradient at θ into g, and its finiteness.
+  /// The model gradient at θ into g (small d: through aligned buffers, since the engine's maps
+  /// promise alignment and a BlockState's vectors need not have it), and its finiteness.
   template <class Model>
   static bool gradient_at(const Model& model, const PositionVector& theta,
                           PositionVector& g) noexcept {
-    detail::call_gradient<Scalar, dim>(model, theta.data(), g.data());
+    alignas(kAlignBytes > 16 ? kAlignBytes : 16) Scalar th[dim];
+    alignas(kAlignBytes > 16 ? kAlignBytes : 16) Scalar gr[dim];
+    for (int i = 0; i < dim; ++i) th[i] = theta[i];
+    detail::call_gradient<Scalar, dim>(model, th, gr);
+    for (int i = 0; i < dim; ++i) g[i] = gr[i];
     return detail::all_finite(g);
   }
 
