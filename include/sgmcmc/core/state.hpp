@@ -68,7 +68,24 @@ struct StateShape {
 
 namespace detail {
 struct StateAccess;
+
+template <class E, class = void>
+struct HasEquality : std::false_type {};
+template <class E>
+struct HasEquality<E, std::void_t<decltype(bool(std::declval<const E&>() == std::declval<const E&>()))>>
+    : std::true_type {};
+
+/// Bookkeeping equality: operator== where the type has one (structs with padding must: their
+/// padding bytes are unspecified), else the bytes.
+template <class E>
+bool same_extra(const E& a, const E& b) noexcept {
+  if constexpr (HasEquality<E>::value) {
+    return a == b;
+  } else {
+    return std::memcmp(&a, &b, sizeof a) == 0;
+  }
 }
+}  // namespace detail
 
 /// What State and StateMap share: named views of the current copy of z, bookkeeping, finiteness,
 /// comparison. Views are Eigen maps with compile-time sizes (VectorMap), valid until the next
@@ -183,8 +200,9 @@ class StateBase {
     set_extra(other.extra());
   }
 
-  /// Bit-for-bit comparison of z and the bookkeeping (memcmp: +0 and −0 differ, a NaN equals
-  /// itself). Padding, the other copy and the scratch are not part of the value.
+  /// Bit-for-bit comparison of z (memcmp: +0 and −0 differ, a NaN equals itself) and the
+  /// bookkeeping (its operator==, or its bytes when it has none). Padding, the other copy and the
+  /// scratch are not part of the value.
   template <class Other>
   bool same_bits(const StateBase<Other, Shape>& other) const noexcept {
     bool same = true;
@@ -193,11 +211,7 @@ class StateBase {
                                  other.current() + Shape::block_offset(b),
                                  sizeof(Scalar) * LayoutType::block_size(b)) == 0;
     });
-    if constexpr (Shape::extra_bytes > 0) {
-      const Extra a = extra();
-      const Extra c = other.extra();
-      same = same && std::memcmp(&a, &c, sizeof a) == 0;
-    }
+    if constexpr (Shape::extra_bytes > 0) same = same && detail::same_extra(extra(), other.extra());
     return same;
   }
   template <class Other>

@@ -81,6 +81,11 @@ void accumulate_nonfinite(const Eigen::PlainObjectBase<Derived>& x, Bits& acc) n
 /// Unsigned word of a scalar's size.
 template <class S>
 using BitsOf = std::conditional_t<sizeof(S) == 4, std::uint32_t, std::uint64_t>;
+/// Bit-for-bit equality of two scalars (+0 and −0 differ, a NaN equals itself).
+template <class S>
+bool same_bits_of(S a, S b) noexcept {
+  return std::memcmp(&a, &b, sizeof a) == 0;
+}
 /// True iff bits OR-ed by accumulate_nonfinite came from finite entries only (the sign bit, set
 /// by -0 under a downward rounding mode, is ignored).
 template <class Bits>

@@ -32,6 +32,12 @@ struct HMCInfo {
   bool divergent = false;           ///< a non-finite value met inside the trajectory
   Scalar energy_error = Scalar(0);  ///< H(end) - H(start)
   Scalar accept_prob = Scalar(0);   ///< min(1, e^{-energy_error}) (0 if divergent)
+
+  friend bool operator==(const HMCInfo& a, const HMCInfo& b) noexcept {
+    return a.accepted == b.accepted && a.divergent == b.divergent &&
+           detail::same_bits_of(a.energy_error, b.energy_error) &&
+           detail::same_bits_of(a.accept_prob, b.accept_prob);
+  }
 };
 
 /// Hamiltonian Monte Carlo with a fixed number of leapfrog steps.

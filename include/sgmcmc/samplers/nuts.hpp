@@ -41,6 +41,13 @@ struct NUTSInfo {
   bool max_depth = false;  ///< stopped by MaxDepth rather than by a U-turn or divergence
   Scalar accept_stat = 0;  ///< mean of min(1, e^{H₀ − H}) over the leapfrog states (for tuning h)
   Scalar energy = 0;       ///< H₀ after the momentum draw
+
+  friend bool operator==(const NUTSInfo& a, const NUTSInfo& b) noexcept {
+    return a.depth == b.depth && a.leapfrog_steps == b.leapfrog_steps &&
+           a.divergent == b.divergent && a.max_depth == b.max_depth &&
+           detail::same_bits_of(a.accept_stat, b.accept_stat) &&
+           detail::same_bits_of(a.energy, b.energy);
+  }
 };
 
 /// Parameters of NUTS.

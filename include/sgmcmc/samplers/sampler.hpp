@@ -50,6 +50,8 @@ class SamplerBase {
   using State = State_;
   using StateMap = StateMap_;
   using StateType = State_;
+  /// This base, by name (for code that holds samplers through it).
+  using SamplerBaseType = SamplerBase;
   static constexpr int dim = Dim;
   static_assert(Dim > 0, "Dim must be positive");
 

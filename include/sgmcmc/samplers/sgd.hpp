@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cmath>
+#include <limits>
 
 #include "sgmcmc/samplers/sghmc.hpp"
 #include "sgmcmc/samplers/sgld.hpp"
@@ -84,7 +85,10 @@ class SGDMomentum
     return this->recipe_.step(z, model, rng);
   }
   Scalar get_step_size() const noexcept { return std::sqrt(this->params_.learning_rate); }
-  static void put_step_size(Params& p, Scalar h) noexcept { p.learning_rate = h * h; }
+  /// η = h² for h > 0; anything else stores an invalid η (NaN), so that status() reports it.
+  static void put_step_size(Params& p, Scalar h) noexcept {
+    p.learning_rate = h > Scalar(0) ? h * h : std::numeric_limits<Scalar>::quiet_NaN();
+  }
 };
 
 }  // namespace sgmcmc
