@@ -277,6 +277,71 @@ void BM_HMC(benchmark::State& state) {
   state.counters["ratio"] = static_cast<double>(lib_time) / static_cast<double>(bare_time);
 }
 
+/// A bare NUTS leaf written here: one leapfrog step plus what every NUTS leaf needs (U and K at
+/// the new point, the leaf's weight e^{H₀ − H} and one uniform for the streaming choice). What
+/// the library's NUTS is compared with per leapfrog step.
+template <class Scalar, int D>
+struct BareLeaves {
+  using Map = Eigen::Map<Eigen::Matrix<Scalar, D, 1>, Eigen::Aligned16>;
+  Buffer<Scalar> theta{D}, r{D}, g{D};
+  FloorRng rng;
+  Scalar h = Scalar(0.1);
+  Scalar weight = Scalar(0);
+
+  BareLeaves() {
+    floor_rng_init(&rng, 98);
+    Map(theta.p).setConstant(Scalar(0.5));
+  }
+  [[gnu::noinline]] void leaves(std::int64_t count) noexcept {
+    Map th(theta.p), mom(r.p), grad(g.p);
+    benchmark::DoNotOptimize(count);
+    floor_normals(&rng, r.p, D);
+    grad = th;
+    const Scalar h0 = th.squaredNorm() / 2 + mom.squaredNorm() / 2;
+    for (std::int64_t c = 0; c < count; ++c) {
+      mom -= (h / 2) * grad;
+      th += h * mom;
+      grad = th;
+      mom -= (h / 2) * grad;
+      const Scalar delta = th.squaredNorm() / 2 + mom.squaredNorm() / 2 - h0;
+      Scalar u;
+      floor_normals(&rng, &u, 1);
+      weight += std::exp(-std::abs(delta)) * (u > 0 ? Scalar(1) : Scalar(0.5));
+    }
+    benchmark::DoNotOptimize(weight);
+  }
+};
+
+/// NUTS (h = 0.2 on N(0, I), MaxDepth 10) per leapfrog step against the bare leaves.
+template <class Scalar, int D>
+void BM_NUTS(benchmark::State& state) {
+  using S = sgmcmc::NUTS<Scalar, D, 10>;
+  typename S::Params p;
+  p.step_size = Scalar(0.2);
+  const S sampler(p);
+  const Quadratic model;
+  sgmcmc::host::Rng rng(6);
+  auto z = std::make_unique<typename S::State>();
+  static_cast<void>(sampler.start(*z, sgmcmc::Vector<Scalar, D>::Constant(Scalar(0.5))));
+  BareLeaves<Scalar, D> bare;
+  std::int64_t leapfrogs = 0;
+  std::int64_t failures = 0;
+  const std::int64_t t0 = thread_ns();
+  while (state.KeepRunningBatch(1)) {
+    failures += run_steps(sampler, *z, model, rng, 1);
+    leapfrogs += z->extra().leapfrog_steps;
+  }
+  const std::int64_t lib_time = thread_ns() - t0;
+  const std::int64_t bare_time = timed([&] { bare.leaves(leapfrogs); });
+  if (failures != 0 || leapfrogs == 0) {
+    state.SkipWithError("a step failed");
+    return;
+  }
+  state.counters["step_ns"] = static_cast<double>(lib_time) / static_cast<double>(leapfrogs);
+  state.counters["floor_ns"] = static_cast<double>(bare_time) / static_cast<double>(leapfrogs);
+  state.counters["ratio"] = static_cast<double>(lib_time) / static_cast<double>(bare_time);
+}
+
 /// Console output as usual, then one markdown table of the per-row medians (or single runs).
 class TableReporter : public benchmark::ConsoleReporter {
  public:
@@ -386,6 +451,16 @@ SGMCMC_BENCH_HMC(float, 100);
 SGMCMC_BENCH_HMC(double, 10);
 SGMCMC_BENCH_HMC(double, 100);
 SGMCMC_BENCH_HMC(double, 1024);
+
+#define SGMCMC_BENCH_NUTS(Scalar, Dim)                                                           \
+  static ::benchmark::internal::Benchmark* SGMCMC_BENCH_CAT(sgmcmc_bench_, __COUNTER__)          \
+      BENCHMARK_UNUSED =                                                                         \
+          ::benchmark::RegisterBenchmark("NUTS-vs-bare/" #Scalar "/" #Dim, &BM_NUTS<Scalar, Dim>) \
+              ->Unit(benchmark::kNanosecond)
+SGMCMC_BENCH_NUTS(float, 10);
+SGMCMC_BENCH_NUTS(double, 10);
+SGMCMC_BENCH_NUTS(double, 100);
+SGMCMC_BENCH_NUTS(double, 1024);
 
 int main(int argc, char** argv) {
 #if defined(__SSE__) || defined(__x86_64__)

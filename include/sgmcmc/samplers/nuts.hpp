@@ -22,12 +22,118 @@ bool no_u_turn(const A& a, const B& b, const R& rho) noexcept {
   return a.dot(rho) > 0 && b.dot(rho) > 0;
 }
 
+/// The six dot products of one U-turn test of a span made of two halves, in one pass:
+///   a·(s − p), c·(s − p)          the whole span (ends a, c; momentum sum s − p)
+///   a·(m − p + e), e·(m − p + e)  the left half with the right half's first momentum e
+///   f·(s − m + f), c·(s − m + f)  the right half with the left half's last momentum f
+/// where p is the sum before the span and m at its middle. W partial sums per product (a fixed
+/// order, so vectorised without reassociation). All six must be > 0 for no U-turn.
+template <class Scalar, int Dim>
+bool no_u_turn_halves(const Scalar* a, const Scalar* c, const Scalar* s, const Scalar* p,
+                      const Scalar* m, const Scalar* e, const Scalar* f) noexcept {
+  constexpr int W = 64 / int(sizeof(Scalar));
+  Scalar acc[6][W] = {};
+  Index i = 0;
+  for (; i + W <= Dim; i += W) {
+    for (int l = 0; l < W; ++l) {
+      const Index k = i + l;
+      const Scalar whole = s[k] - p[k];
+      const Scalar left = m[k] - p[k] + e[k];
+      const Scalar right = s[k] - m[k] + f[k];
+      acc[0][l] += a[k] * whole;
+      acc[1][l] += c[k] * whole;
+      acc[2][l] += a[k] * left;
+      acc[3][l] += e[k] * left;
+      acc[4][l] += f[k] * right;
+      acc[5][l] += c[k] * right;
+    }
+  }
+  for (; i < Dim; ++i) {
+    const Scalar whole = s[i] - p[i];
+    const Scalar left = m[i] - p[i] + e[i];
+    const Scalar right = s[i] - m[i] + f[i];
+    acc[0][0] += a[i] * whole;
+    acc[1][0] += c[i] * whole;
+    acc[2][0] += a[i] * left;
+    acc[3][0] += e[i] * left;
+    acc[4][0] += f[i] * right;
+    acc[5][0] += c[i] * right;
+  }
+  for (int k = 0; k < 6; ++k) {
+    Scalar sum(0);
+    for (int l = 0; l < W; ++l) sum += acc[k][l];
+    if (!(sum > Scalar(0))) return false;
+  }
+  return true;
+}
+
+/// The U-turn test of a doubling, in one pass: the old tree (momentum sum R, far end a, end next
+/// to the new subtree f) merged with the new subtree (sum S, first momentum e, new end c):
+///   a·(R + S), c·(R + S); a·(R + e), e·(R + e); f·(S + f), c·(S + f), all > 0.
+template <class Scalar, int Dim>
+bool no_u_turn_merge(const Scalar* a, const Scalar* c, const Scalar* r, const Scalar* s,
+                     const Scalar* e, const Scalar* f) noexcept {
+  constexpr int W = 64 / int(sizeof(Scalar));
+  Scalar acc[6][W] = {};
+  auto add = [&](Index k, int l) noexcept {
+    const Scalar whole = r[k] + s[k];
+    const Scalar left = r[k] + e[k];
+    const Scalar right = s[k] + f[k];
+    acc[0][l] += a[k] * whole;
+    acc[1][l] += c[k] * whole;
+    acc[2][l] += a[k] * left;
+    acc[3][l] += e[k] * left;
+    acc[4][l] += f[k] * right;
+    acc[5][l] += c[k] * right;
+  };
+  Index i = 0;
+  for (; i + W <= Dim; i += W) {
+    for (int l = 0; l < W; ++l) add(i + l, l);
+  }
+  for (; i < Dim; ++i) add(i, 0);
+  for (int k = 0; k < 6; ++k) {
+    Scalar sum(0);
+    for (int l = 0; l < W; ++l) sum += acc[k][l];
+    if (!(sum > Scalar(0))) return false;
+  }
+  return true;
+}
+
+/// A sum of weights e^x kept as e^m · w with m the largest x added (so w ∈ [1, count]): the
+/// streaming multinomial choice needs one exponential per added weight and no logarithm.
+template <class Scalar>
+struct ScaledSum {
+  Scalar m = -std::numeric_limits<Scalar>::infinity();
+  Scalar w = Scalar(0);
+  /// Adds e^x; returns e^x / (the new sum) — the probability that a streaming choice picks it.
+  Scalar add(Scalar x) noexcept;
+  /// log of the sum.
+  Scalar log() const noexcept { return m + std::log(w); }
+};
+
 /// e^x for x ≤ 0 without a libm underflow (and its errno write): 0 below the smallest normal's
 /// log. Exact otherwise (std::exp).
 template <class Scalar>
 Scalar exp_nonpositive(Scalar x) noexcept {
   const Scalar lo = std::is_same_v<Scalar, float> ? Scalar(-87) : Scalar(-708);
   return x < lo ? Scalar(0) : std::exp(x);
+}
+
+template <class Scalar>
+Scalar ScaledSum<Scalar>::add(Scalar x) noexcept {
+  if (w == Scalar(0)) {
+    m = x;
+    w = Scalar(1);
+    return Scalar(1);
+  }
+  if (x <= m) {
+    const Scalar e = exp_nonpositive(x - m);
+    w += e;
+    return e / w;
+  }
+  w = w * exp_nonpositive(m - x) + Scalar(1);
+  m = x;
+  return Scalar(1) / w;
 }
 
 }  // namespace detail
@@ -141,7 +247,7 @@ class NUTS : public SamplerBase<NUTS<Scalar, Dim, MaxDepth>, Scalar, Dim,
     bool valid = true;
     bool divergent = false;
     int leaves = 0;
-    Scalar log_weight = -std::numeric_limits<Scalar>::infinity();
+    detail::ScaledSum<Scalar> weight;  ///< Σ e^{H₀ − H} over its leaves
     Scalar accept_sum = Scalar(0);
   };
 
@@ -171,15 +277,6 @@ class NUTS : public SamplerBase<NUTS<Scalar, Dim, MaxDepth>, Scalar, Dim,
     return CMap(r).squaredNorm() / (Scalar(2) * params_.mass);
   }
 
-  static Scalar log_add(Scalar a, Scalar b) noexcept {
-    if (a < b) {
-      const Scalar t = a;
-      a = b;
-      b = t;
-    }
-    if (b == -std::numeric_limits<Scalar>::infinity()) return a;
-    return a + std::log1p(detail::exp_nonpositive(b - a));
-  }
 
   /// One leapfrog step of the point, in place, signed by `direction`; false on a non-finite value.
   template <class Model>
@@ -222,7 +319,8 @@ class NUTS : public SamplerBase<NUTS<Scalar, Dim, MaxDepth>, Scalar, Dim,
     sample_theta = CMap(left.theta);
     sample_r = CMap(left.r);
     rho = CMap(left.r);
-    Scalar log_weight = Scalar(0);  // log Σ e^{H₀ − H} over the kept tree (the start has weight 1)
+    detail::ScaledSum<Scalar> weight;  // Σ e^{H₀ − H} over the kept tree
+    static_cast<void>(weight.add(Scalar(0)));  // the start has weight 1
     Scalar accept_sum = Scalar(0);
     info.max_depth = true;
 
@@ -245,23 +343,24 @@ class NUTS : public SamplerBase<NUTS<Scalar, Dim, MaxDepth>, Scalar, Dim,
       const CMap sub_r(sv(detail::kSubR));
       const CMap sub_first_r(sv(detail::kSubFirstR));
       const CMap sub_rho(sv(detail::kCum));
-      // Biased progressive sampling between doublings.
-      if (sub.log_weight > log_weight ||
-          std::log(uniform_open01<Scalar>(rng)) < sub.log_weight - log_weight) {
+      // Biased progressive sampling between doublings: the subtree's proposal with probability
+      // min(1, W_sub / W_old).
+      const Scalar ratio = sub.weight.m > weight.m
+                               ? sub.weight.w / (weight.w * detail::exp_nonpositive(weight.m - sub.weight.m))
+                               : sub.weight.w * detail::exp_nonpositive(sub.weight.m - weight.m) / weight.w;
+      if (ratio >= Scalar(1) || uniform_open01<Scalar>(rng) < ratio) {
         sample_theta = sub_theta;
         sample_r = sub_r;
       }
-      log_weight = log_add(log_weight, sub.log_weight);
-      // rho_old = rho; rho += sub_rho: the checks below use both, without a copy.
-      const CMap edge_r(edge.r);
-      const Scalar a1 = far_r.dot(rho) + far_r.dot(sub_rho);
-      const Scalar a2 = edge_r.dot(rho) + edge_r.dot(sub_rho);
-      const Scalar b1 = far_r.dot(rho) + far_r.dot(sub_first_r);
-      const Scalar b2 = sub_first_r.dot(rho) + sub_first_r.dot(sub_first_r);
-      const Scalar c1 = near_r.dot(sub_rho) + near_r.dot(near_r);
-      const Scalar c2 = edge_r.dot(sub_rho) + edge_r.dot(near_r);
+      weight.w = sub.weight.m > weight.m
+                     ? weight.w * detail::exp_nonpositive(weight.m - sub.weight.m) + sub.weight.w
+                     : weight.w + sub.weight.w * detail::exp_nonpositive(sub.weight.m - weight.m);
+      weight.m = sub.weight.m > weight.m ? sub.weight.m : weight.m;
+      // The merged tree (ends far, edge; sum before it 0, middle rho_old, after rho_old + sub):
+      // the same three checks as inside a subtree, in one pass; then rho += sub_rho.
+      const bool persist = detail::no_u_turn_merge<Scalar, Dim>(
+          far_r.data(), edge.r, rho.data(), sub_rho.data(), sub_first_r.data(), near_r.data());
       rho += sub_rho;
-      const bool persist = a1 > 0 && a2 > 0 && b1 > 0 && b2 > 0 && c1 > 0 && c2 > 0;
       if (!persist) {
         info.max_depth = false;
         break;
@@ -307,10 +406,15 @@ class NUTS : public SamplerBase<NUTS<Scalar, Dim, MaxDepth>, Scalar, Dim,
         out.divergent = true;
         return;
       }
-      out.accept_sum += delta > Scalar(0) ? detail::exp_nonpositive(-delta) : Scalar(1);
       // Streaming multinomial choice: leaf n with probability w_n / Σ_{i ≤ n} w_i.
-      out.log_weight = log_add(out.log_weight, -delta);
-      if (n == 0 || std::log(uniform_open01<Scalar>(rng)) < -delta - out.log_weight) {
+      const Scalar pick = out.weight.add(-delta);
+      // min(1, e^{−δ}) for the acceptance statistic, from the same exponential when the
+      // largest weight so far is ≤ 1 (the common case), else one more.
+      out.accept_sum += delta <= Scalar(0) ? Scalar(1)
+                        : out.weight.m <= Scalar(0)
+                            ? pick * out.weight.w * detail::exp_nonpositive(out.weight.m)
+                            : detail::exp_nonpositive(-delta);
+      if (n == 0 || uniform_open01<Scalar>(rng) < pick) {
         sub_theta = CMap(edge.theta);
         sub_r = r;
       }
@@ -325,21 +429,14 @@ class NUTS : public SamplerBase<NUTS<Scalar, Dim, MaxDepth>, Scalar, Dim,
       int t = 0;  // levels 1..t close at leaf n: t = trailing zeros of n + 1
       while (t < depth && (((n + 1U) >> t) & 1U) == 0U) ++t;
       for (int k = 1; k <= t; ++k) {
-        const auto b = begin_r(k - 1);
-        const auto rb = rho_before(k - 1);
-        const auto le = left_end_r(k - 1);
-        const auto cm = cum_mid(k - 1);
         // The whole level-k block, its left half plus the right half's first momentum, and the
-        // right half plus the left half's last momentum. The right half's first momentum is the
-        // start of the level-(k − 1) block that began at the middle: this leaf's for k = 1.
-        const CMap right_first(k == 1 ? edge.r : begin_r(k - 2).data());
-        const Scalar w1a = b.dot(cum) - b.dot(rb);
-        const Scalar w1b = r.dot(cum) - r.dot(rb);
-        const Scalar w2a = b.dot(cm) - b.dot(rb) + b.dot(right_first);
-        const Scalar w2b = right_first.dot(cm) - right_first.dot(rb) + right_first.dot(right_first);
-        const Scalar w3a = le.dot(cum) - le.dot(cm) + le.dot(le);
-        const Scalar w3b = r.dot(cum) - r.dot(cm) + r.dot(le);
-        if (!(w1a > 0 && w1b > 0 && w2a > 0 && w2b > 0 && w3a > 0 && w3b > 0)) {
+        // right half plus the left half's last momentum, in one pass. The right half's first
+        // momentum is the start of the level-(k − 1) block that began at the middle: this leaf's
+        // for k = 1.
+        const Scalar* right_first = k == 1 ? edge.r : begin_r(k - 2).data();
+        if (!detail::no_u_turn_halves<Scalar, Dim>(begin_r(k - 1).data(), edge.r, cum.data(),
+                                                   rho_before(k - 1).data(), cum_mid(k - 1).data(),
+                                                   right_first, left_end_r(k - 1).data())) {
           out.valid = false;
           return;
         }
