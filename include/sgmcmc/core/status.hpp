@@ -19,6 +19,7 @@ enum class StatusCode : std::uint8_t {
   Unsupported,         ///< a combination the engine does not implement (named in the docs)
   CapReached,          ///< a bounded loop hit its cap (a rejection sampler's proposals, a failing
                        ///< RNG): the result would not be exact, so nothing was changed
+  NoiseNotReady,       ///< a real-time tick found no refilled noise (run/realtime.hpp)
 };
 
 /// Human-readable name of a status code (static storage, no allocation).
@@ -44,6 +45,8 @@ constexpr const char* to_string(StatusCode c) noexcept {
       return "unsupported configuration";
     case StatusCode::CapReached:
       return "a bounded loop reached its cap (is the RNG failing?)";
+    case StatusCode::NoiseNotReady:
+      return "no refilled noise for this tick";
   }
   return "unknown status";
 }

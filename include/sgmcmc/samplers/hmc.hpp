@@ -45,8 +45,8 @@ struct HMCInfo {
 template <class Scalar, int Dim>
 class HMC
     : public SamplerBase<HMC<Scalar, Dim>, Scalar, Dim,
-                         State<Scalar, Layout<Dim, Dim>, 1, HMCInfo<Scalar>>,
-                         StateMap<Scalar, Layout<Dim, Dim>, 1, HMCInfo<Scalar>>, HMCParams<Scalar>> {
+                         State<Scalar, Layout<Dim, Dim>, 2, HMCInfo<Scalar>>,
+                         StateMap<Scalar, Layout<Dim, Dim>, 2, HMCInfo<Scalar>>, HMCParams<Scalar>> {
   template <class, class, int, class, class, class>
   friend class SamplerBase;
 
@@ -105,6 +105,45 @@ class HMC
   template <class St, class Model, class Rng>
   Status step_state(St& z, const Model& model, Rng& rng) const noexcept {
     if (Status s = current_status(); !s) return s;
+    Scalar* r = detail::StateAccess::scratch(z, 1);
+    fill_normal(rng, r, Dim);
+    return transition(z, model, r, uniform_open01<Scalar>(rng));
+  }
+
+ public:
+  /// Normals and the uniform one transition consumes (noise_dim = d normals for the momentum,
+  /// then one uniform in (0, 1) for the Metropolis test: noise_size = d + 1 scalars).
+  static constexpr int noise_dim = Dim;
+  static constexpr int noise_size = Dim + 1;
+  /// Draws what one step_with_noise(z, model, out) reads: d normals, then a uniform in (0, 1).
+  template <class Rng>
+  static void fill_noise(Rng& rng, Scalar* out) noexcept {
+    fill_normal(rng, out, Dim);
+    out[Dim] = uniform_open01<Scalar>(rng);
+  }
+  /// step_with_noise with the noise_size scalars fill_noise draws.
+  template <class St, class Model>
+  Status step_with_noise(St& z, const Model& model, const Scalar* noise) const noexcept {
+    return step_with_noise(z, model, noise, noise[Dim]);
+  }
+
+  /// One transition with the random numbers drawn ahead of time: `normals` holds d standard
+  /// normals (the momentum is √m times them), `uniform` one draw in (0, 1). The real-time tick
+  /// (docs/REALTIME.md): with fixed L its cost does not depend on the random numbers. The same
+  /// result as step() with an RNG that would have produced them.
+  template <class St, class Model>
+  Status step_with_noise(St& z, const Model& model, const Scalar* normals,
+                         Scalar uniform) const noexcept {
+    if (Status s = current_status(); !s) return s;
+    if (!(uniform > Scalar(0) && uniform < Scalar(1))) return StatusCode::InvalidParameter;
+    Scalar* r = detail::StateAccess::scratch(z, 1);
+    for (int i = 0; i < Dim; ++i) r[i] = normals[i];
+    return transition(z, model, r, uniform);
+  }
+
+ private:
+  template <class St, class Model>
+  Status transition(St& z, const Model& model, const Scalar* normals, Scalar uniform) const noexcept {
     if (!z.all_finite()) return StatusCode::NonFiniteState;
     Scalar* g = detail::StateAccess::scratch(z, 0);
     detail::call_gradient<Scalar, Dim>(model, z.position().data(), g);
@@ -120,8 +159,10 @@ class HMC
     // From here the transition cannot fail: the refresh is an exact Gibbs move, and a divergent
     // trajectory is a rejection.
     const auto& kinetic = std::get<0>(recipe_.energy().terms);
-    kinetic.sample(rng, z.momentum());
-    const Scalar h0 = u0 + kinetic.energy(z.momentum());
+    const Scalar sd = std::sqrt(kinetic.mass);
+    auto r = z.momentum();
+    for (int i = 0; i < Dim; ++i) r[i] = sd * normals[i];
+    const Scalar h0 = u0 + kinetic.energy(r);
     Info info;
     info.divergent = !recipe_.integrate(z, model, params_.steps);
     bool accept = !info.divergent;
@@ -139,7 +180,7 @@ class HMC
       } else if (info.energy_error > Scalar(0)) {
         // Beyond 80 the probability is below 2e-35: 0, without an underflowing exp (errno).
         info.accept_prob = info.energy_error < Scalar(80) ? std::exp(-info.energy_error) : Scalar(0);
-        accept = uniform_open01<Scalar>(rng) < info.accept_prob;
+        accept = uniform < info.accept_prob;
       } else {
         info.accept_prob = Scalar(1);
       }

@@ -147,6 +147,13 @@ class RecipeSampler
   using NoiseVector = typename RecipeT::NoiseVector;
   /// Normals one step draws (with T > 0).
   static constexpr int noise_dim = RecipeT::noise_dim;
+  /// Scalars step_with_noise reads (the real-time split, run/realtime.hpp).
+  static constexpr int noise_size = noise_dim;
+  /// Draws what one step_with_noise(z, model, out) reads: noise_size normals.
+  template <class Rng>
+  static void fill_noise(Rng& rng, Scalar* out) noexcept {
+    fill_normal(rng, out, noise_size);
+  }
 
   /// The recipe this sampler is (read-only: parameters change through set_params).
   const RecipeT& recipe() const noexcept { return recipe_; }
