@@ -30,13 +30,15 @@
 // Speed. The work is in layer 1: 78 400 multiply-adds forward and as many backward per image.
 // FashionMNIST is half background, so both products run over the nonzero pixels only, found
 // from 64-pixel bit masks; one 64-pixel word of W1 (or of its gradient) stays in L1 while the
-// batch passes over it, and with AVX-512 two images share each load of a W1 row. The kernels are
+// batch passes over it, and with AVX-512 three images of similar outline share each load of a W1
+// row (and each load and store of a gradient row). The kernels are
 // written once (detail/mlp_pass.inc) against a small vector-operations struct and compiled three
 // times: portable C++ (any target), AVX2+FMA and AVX-512, picked at construction from what the
 // CPU supports (GCC/Clang target attributes and __builtin_cpu_supports), so a portable build
 // (no -march) still runs the AVX-512 kernels where the CPU has them. double always runs the
 // portable code (it is for tests).
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstddef>
@@ -87,6 +89,7 @@ inline constexpr int kDim = kOffsetB2 + kClasses;
 inline constexpr int kHiddenPad = 112;              // hidden rows padded to 7 × 16 lanes
 inline constexpr int kClassPad = 16;                // class rows padded to 16
 inline constexpr int kWords = (kInputs + 63) / 64;  // 64-pixel mask words per image (13)
+inline constexpr int kSide = 28;                    // 28 × 28 images
 static_assert(kDim == 79510, "784·100 + 100 + 100·10 + 10");
 
 /// pixel byte → its value in [0, 1], byte / 255 correctly rounded in Scalar.
@@ -129,14 +132,17 @@ inline float fast_exp(float x) noexcept {
 /// The pass's scratch arrays (views into an MlpWorkspace).
 template <class Scalar>
 struct Buffers {
-  Scalar* a;            // batch × kHiddenPad: pre-activations, then the backward deltas
-  Scalar* h;            // batch × kHiddenPad: activations (pads 0)
-  Scalar* z;            // batch × kClassPad: logits, then (N/n)(p − onehot)
-  Scalar* gw1;          // kInputs × kHiddenPad: gradient of W1 (aligned rows)
-  Scalar* w2;           // kClasses × kHiddenPad: W2 with zero pads
-  Scalar* gw2;          // kClasses × kHiddenPad
-  Scalar* gb1;          // kHiddenPad
-  std::uint64_t* mask;  // batch × kWords nonzero-pixel masks
+  Scalar* a;             // batch × kHiddenPad: pre-activations, then the backward deltas
+  Scalar* h;             // batch × kHiddenPad: activations (pads 0)
+  Scalar* z;             // batch × kClassPad: logits, then (N/n)(p − onehot)
+  Scalar* gw1;           // kInputs × kHiddenPad: gradient of W1 (aligned rows)
+  Scalar* w2;            // kClasses × kHiddenPad: W2 with zero pads
+  Scalar* gw2;           // kClasses × kHiddenPad
+  Scalar* gb1;           // kHiddenPad
+  std::uint64_t* mask;   // batch × kWords nonzero-pixel masks
+  std::uint64_t* order;  // batch: the order in which images are grouped (low 32 bits)
+  std::uint8_t* pixels;  // kWords × capacity × 64: the batch's pixels, word-major, grouped order
+  std::size_t capacity;  // images the buffers hold
 };
 
 /// One pass's inputs and outputs.
@@ -240,7 +246,7 @@ struct Ops<float> {
 #pragma GCC pop_options
 #endif
 
-// AVX-512 copy: 16 lanes, two images per layer-1 call sharing each W1-row load (14 accumulators
+// AVX-512 copy: 16 lanes, three images per layer-1 call sharing each W1-row load (21 accumulators
 // of 32 registers).
 #if defined(__clang__)
 #pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx2,fma"))), \
@@ -256,7 +262,7 @@ template <>
 struct Ops<float> {
   using V = __m512;
   static constexpr int kLanes = 16;
-  static constexpr int kGroup = 2;
+  static constexpr int kGroup = 3;
   static V zero() noexcept { return _mm512_setzero_ps(); }
   static V load(const float* p) noexcept { return _mm512_loadu_ps(p); }
   static V load_aligned(const float* p) noexcept { return _mm512_load_ps(p); }
@@ -349,6 +355,8 @@ struct MlpWorkspace {
   alignas(64) Scalar gw2[detail::mlp::kClasses * detail::mlp::kHiddenPad];
   alignas(64) Scalar gb1[detail::mlp::kHiddenPad];
   std::uint64_t mask[kRows * detail::mlp::kWords];
+  std::uint64_t order[kRows];
+  alignas(64) std::uint8_t pixels[detail::mlp::kWords * kRows * 64];
   std::uint32_t index[kRows];
 };
 
@@ -551,7 +559,8 @@ class BayesianMLP {
     p.precision[1] = prior_.b1;
     p.precision[2] = prior_.w2;
     p.precision[3] = prior_.b2;
-    p.ws = {ws_->a, ws_->h, ws_->z, ws_->gw1, ws_->w2, ws_->gw2, ws_->gb1, ws_->mask};
+    p.ws = {ws_->a,   ws_->h,    ws_->z,     ws_->gw1,    ws_->w2,  ws_->gw2,
+            ws_->gb1, ws_->mask, ws_->order, ws_->pixels, kCapacity};
     return p;
   }
 
