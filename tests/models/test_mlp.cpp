@@ -185,11 +185,15 @@ TEST_CASE("the gradient matches central finite differences in double; wrong grad
   INFO("worst |fd - g| / tolerance: ", worst);
   CHECK(worst <= 1.0);
 
-  // gradient() and batch_potential_and_gradient() write the same vector.
+  // gradient() and batch_potential_and_gradient() write the same vector, also through a
+  // temporary Map.
   std::vector<double> g2(kDim);
   Map<double> g2m(g2.data());
   (void)sigmoid.batch_potential_and_gradient(tm, g2m);
   CHECK(g2 == g);
+  std::vector<double> g3(kDim);
+  sigmoid.gradient(tm, Map<double>(g3.data()));
+  CHECK(g3 == g);
 
   // ReLU: no pre-activation of the batch is within the step's reach of the kink at 0.
   auto ws_relu = std::make_unique<Net<double, MlpActivation::ReLU>::Workspace>();

@@ -429,13 +429,13 @@ class BayesianMLP {
 
   /// g = ∇Ũ(θ) on batch() (the sampler model concept).
   template <class Theta, class Grad>
-  void gradient(const Theta& theta, Grad& g) const noexcept {
+  void gradient(const Theta& theta, Grad&& g) const noexcept {
     (void)batch_pass<false>(theta, g);
   }
 
   /// Writes g = ∇Ũ(θ) on batch() and returns Ũ(θ).
   template <class Theta, class Grad>
-  Scalar batch_potential_and_gradient(const Theta& theta, Grad& g) const noexcept {
+  Scalar batch_potential_and_gradient(const Theta& theta, Grad&& g) const noexcept {
     return batch_pass<true>(theta, g);
   }
 
@@ -518,7 +518,7 @@ class BayesianMLP {
   template <bool Potential, class Theta, class Grad>
   Scalar batch_pass(const Theta& theta, Grad& g) const noexcept {
     check_vector<Theta>();
-    check_vector<Grad>();
+    check_vector<std::remove_const_t<Grad>>();
     if (!batch_ok()) {
       for (int i = 0; i < Dim; ++i) g.data()[i] = nan();
       return nan();
