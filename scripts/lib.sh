@@ -3,9 +3,10 @@
 
 SGMCMC_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
-# Packages the full suite needs (host build, plots, cross toolchains and emulators).
+# Packages the full suite needs (host build, plots, cross toolchains and emulators; zlib for the
+# IDX loader, and the FashionMNIST data its test and the network experiment read).
 SGMCMC_PACKAGES=(cmake make g++ libeigen3-dev doctest-dev libbenchmark-dev gnuplot-nox clang
-  libclang-rt-14-dev)
+  libclang-rt-14-dev zlib1g-dev dataset-fashion-mnist)
 
 # ensure_packages PKG...: apt-get install only those not installed; nothing when all are present.
 ensure_packages() {
