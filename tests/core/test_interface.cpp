@@ -133,3 +133,29 @@ TEST_CASE("SGMGT: set_step_size is what params() reads (was a stale copy)") {
   CHECK(s.step_size() == 0.5);
   CHECK(s.recipe().step_size() == 0.5);
 }
+
+TEST_CASE("start(θ0, rng) draws the auxiliary variables (was never called: hidden init_state)") {
+  const SGMGT<double, 3> s;
+  host::Rng rng(4);
+  const auto z = s.start(Vector<double, 3>::Ones(), rng);
+  CHECK(z.position() == Vector<double, 3>::Ones());
+  CHECK(z.momentum().cwiseAbs().minCoeff() > 0);  // p ~ exp(−K): 0 has probability zero
+  CHECK(z.thermostat()[0] != s.start(Vector<double, 3>::Ones()).thermostat()[0]);
+}
+
+TEST_CASE("start(z, θ0, rng) that fails a draw leaves z exactly as it was") {
+  SGMGTParams<double> p;
+  p.shape = 2;
+  p.softness = 1e-3;  // the draw's rejection sampler then reaches its cap (CapReached)
+  const SGMGT<double, 3> s(p);
+  const SGMGT<double, 3> good;
+  host::Rng rng(5);
+  auto z = good.start(Vector<double, 3>::Constant(0.25), rng);
+  const auto before = z;
+  const Status st = s.start(z, Vector<double, 3>::Constant(-2.0), rng);
+  REQUIRE(st == StatusCode::CapReached);
+  CHECK(z == before);
+  // Control: the same call with a drawable softness replaces z.
+  CHECK(good.start(z, Vector<double, 3>::Constant(-2.0), rng));
+  CHECK_FALSE(z == before);
+}

@@ -322,6 +322,12 @@ struct StateAccess {
   static void flip(StateBase<D, S>& z) noexcept {
     z.set_front(1 - z.front());
   }
+  /// Zeroes every scalar of copy `copy` (padding included).
+  template <class D, class S>
+  static void zero_copy(StateBase<D, S>& z, int copy) noexcept {
+    typename S::Scalar* p = z.data() + S::copy_offset(copy);
+    for (int i = 0; i < S::value_stride; ++i) p[i] = typename S::Scalar(0);
+  }
   /// Block b of copy `copy`.
   template <class D, class S>
   static typename S::Scalar* block(StateBase<D, S>& z, int copy, int b) noexcept {

@@ -13,16 +13,6 @@
 
 namespace sgmcmc {
 
-namespace detail {
-template <class D, class St, class X, class Rng, class = void>
-struct HasRandomInit : std::false_type {};
-template <class D, class St, class X, class Rng>
-struct HasRandomInit<D, St, X, Rng,
-                     std::void_t<decltype(std::declval<const D&>().init_state(
-                         std::declval<St&>(), std::declval<const X&>(), std::declval<Rng&>()))>>
-    : std::true_type {};
-}  // namespace detail
-
 /// The interface of every sampler. Public API (all noexcept, allocation-free):
 ///   types    Scalar, Params, State (owned), StateMap (over caller memory), StateType (= State);
 ///            dim (d)
@@ -84,12 +74,22 @@ class SamplerBase {
   template <class St, class X, class Rng>
   Status start(St& z, const Eigen::MatrixBase<X>& theta0, Rng& rng) const noexcept {
     check_rng<Rng>();
-    if constexpr (detail::HasRandomInit<Derived, St, X, Rng>::value) {
+    if constexpr (RandomInit<St, X, Rng>::value) {
       if (Status s = status(); !s) return s;
       if (!detail::all_finite(theta0.derived())) return StatusCode::NonFiniteState;
-      z.set_zero();
+      // The new state is built in the copy z does not show; a draw that fails (CapReached)
+      // switches back, so z is exactly as it was.
+      const auto saved = z.extra();
+      detail::StateAccess::flip(z);
+      detail::StateAccess::zero_copy(z, detail::StateAccess::front(z));
+      z.set_extra({});
       z.position() = theta0;
-      return derived().init_state(z, theta0, rng);
+      const Status s = derived().init_state(z, theta0, rng);
+      if (!s) {
+        detail::StateAccess::flip(z);
+        z.set_extra(saved);
+      }
+      return s;
     } else {
       static_cast<void>(rng);
       return start(z, theta0);
@@ -126,6 +126,16 @@ class SamplerBase {
   SamplerBase() = default;
 
  private:
+  // Whether Derived draws its auxiliary variables in start(z, θ0, rng). Detected here, inside
+  // the base every sampler befriends, because init_state is private.
+  template <class St, class X, class Rng, class = void>
+  struct RandomInit : std::false_type {};
+  template <class St, class X, class Rng>
+  struct RandomInit<St, X, Rng,
+                    std::void_t<decltype(std::declval<const Derived&>().init_state(
+                        std::declval<St&>(), std::declval<const X&>(), std::declval<Rng&>()))>>
+      : std::true_type {};
+
   const Derived& derived() const noexcept { return static_cast<const Derived&>(*this); }
   Derived& derived() noexcept { return static_cast<Derived&>(*this); }
 };
