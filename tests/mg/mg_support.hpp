@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Helpers of the tests/mg suites: KS checks for autocorrelated chains (ESS-scaled), MC-tolerance
-// checks written as functions returning the quantity compared, and the p-marginal density.
+// checks written as functions returning the quantity compared, and RNG stream comparison.
 #pragma once
 
 #include <algorithm>
@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <vector>
 
+#include "sgmcmc/core/noise.hpp"
+#include "sgmcmc/host/rng.hpp"
 #include "stats.hpp"
 #include "targets.hpp"
 
@@ -81,6 +83,16 @@ inline ZScore z_score(const std::vector<double>& f, double truth, std::size_t ma
   out.ess = e.ess;
   out.z = e.se > 0 ? std::fabs(e.mean - truth) / e.se : INFINITY;
   return out;
+}
+
+/// True iff two host RNGs are at the same point of all their streams (host::Rng draws words and
+/// normals from disjoint sub-generators): compares the next word, double normal and float normal.
+/// Advances both.
+inline bool same_stream_position(host::Rng& a, host::Rng& b) {
+  const bool words = a() == b();
+  const bool doubles = normal<double>(a) == normal<double>(b);
+  const bool floats = normal<float>(a) == normal<float>(b);
+  return words && doubles && floats;
 }
 
 }  // namespace sgmcmc::mgtest

@@ -5,7 +5,6 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
-#include <cstdint>
 #include <vector>
 
 #include "alloc_counter.hpp"
@@ -61,23 +60,29 @@ TEST_CASE_TEMPLATE("SGMGT family, kinetic draws: no heap in steps, resampling an
     const SGMGTD<Scalar, d, ExplicitEuler> se(q);
     auto z = s.start(Vector<Scalar, d>::Constant(Scalar(0.1)), rng);
     auto zd = sd.start(Vector<Scalar, d>::Constant(Scalar(0.1)), rng);
-    auto ze = zd;
-    std::uint64_t t = 0, td = 0;
+    typename SGMGTD<Scalar, d, ExplicitEuler>::State ze;
+    REQUIRE(se.start(ze, Vector<Scalar, d>::Constant(Scalar(0.1)), rng));
+    // A recipe built by make_recipe (how the tests build their variants) steps without heap too.
+    const auto variant = SGMGT<Scalar, d>::make_recipe(p);
+    auto zv = z;
     const SoftMonomialGammaKinetic<Scalar> k{a, Scalar(1), Scalar(3)};
     Vector<Scalar, d> p_draw;
+    bool drawn = true;
     NoHeap guard;
     for (int i = 0; i < 100; ++i) {
-      REQUIRE(s.step(z, model, rng, t));
-      REQUIRE(s.step(z, model, rng));
-      REQUIRE(sd.step(zd, model, rng, td));
+      REQUIRE(s.step(z, model, rng));  // resamples every 7 steps (the state's counter)
+      REQUIRE(sd.step(zd, model, rng));
       REQUIRE(se.step(ze, model, rng));
-      s.resample_momentum(z, rng);
-      sd.resample_thermostat(zd, rng);
-      k.sample(rng, p_draw);
+      REQUIRE(variant.step(zv, model, rng));
+      REQUIRE(s.resample_momentum(z, rng));
+      REQUIRE(sd.resample_thermostat(zd, rng));
+      drawn = k.sample(rng, p_draw) && drawn;
       (void)gamma_variate<Scalar>(rng, Scalar(2.5), Scalar(1));
       (void)gamma_variate<Scalar>(rng, Scalar(0.4), Scalar(1));
     }
     CHECK(guard.count() == 0);
+    CHECK(drawn);
+    CHECK(z.extra().steps == 100);
   }
 }
 
@@ -94,17 +99,16 @@ TEST_CASE_TEMPLATE("NUTS and SGHMCLearnedRefresh: no heap", Scalar, float, doubl
   lp.step_size = Scalar(0.05);
   const L learned(lp);
   auto zl = learned.start(Vector<Scalar, d>::Constant(Scalar(0.5)));
-  typename L::Learner learner;
-  RefreshCountdown cd;
   NoHeap guard;
   long leapfrogs = 0;
   for (int i = 0; i < 50; ++i) {
-    typename NUTS<Scalar, d>::Info info;
-    REQUIRE(nuts.step(zn, model, rng, &info));
-    leapfrogs += info.leapfrog_steps;
+    REQUIRE(nuts.step(zn, model, rng));
+    leapfrogs += zn.extra().leapfrog_steps;
   }
-  while (!learner.lengths.full()) REQUIRE(learned.warmup_step(zl, model, rng, learner));
-  for (int i = 0; i < 500; ++i) REQUIRE(learned.step(zl, model, rng, learner.lengths, cd));
+  long warmup = 0;
+  while (!zl.extra().lengths.full() && warmup++ < 100000) REQUIRE(learned.step(zl, model, rng));
+  for (int i = 0; i < 500; ++i) REQUIRE(learned.step(zl, model, rng));
   CHECK(guard.count() == 0);
   CHECK(leapfrogs > 50);
+  CHECK(zl.extra().lengths.full());
 }

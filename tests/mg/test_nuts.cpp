@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
-// NUTS (MATH.md §4.3 A): conformance, tree limits, U-turn bookkeeping, exactness at large steps
-// (unadjusted leapfrog as the negative control), ESS per gradient against fixed-length HMC.
+// NUTS (MATH.md §4.3 A): conformance, tree limits, transitions against a naive oracle (U-turn
+// bookkeeping), exactness at large steps (unadjusted leapfrog as the negative control), ESS per
+// gradient against fixed-length HMC.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -58,8 +60,8 @@ Draws run_nuts(const Sampler& s, const Model& model, int n, std::uint64_t seed) 
   auto z = s.start(Vector<double, 2>(0.1, -0.5));
   Draws d;
   for (int i = 0; i < n; ++i) {
-    typename Sampler::Info info;
-    REQUIRE(s.step(z, model, rng, &info));
+    REQUIRE(s.step(z, model, rng));
+    const typename Sampler::Info info = z.extra();
     d.gradients += info.leapfrog_steps;
     d.divergent += info.divergent;
     d.x0.push_back(z.position()[0]);
@@ -136,11 +138,18 @@ TEST_CASE_TEMPLATE("NUTS: bad input returns a Status and leaves the state unchan
   typename S::StateType z0;
   z0.position() << Scalar(0.3), Scalar(-0.2), Scalar(1.0);
   z0.momentum() << Scalar(1), Scalar(2), Scalar(3);
+  {  // the bookkeeping of an earlier transition, which a failed step must keep too
+    typename S::Info last;
+    last.depth = 2;
+    last.leapfrog_steps = 3;
+    last.accept_stat = Scalar(0.5);
+    z0.set_extra(last);
+  }
   auto expect = [&](const S& s, const auto& m, const typename S::StateType& zin, StatusCode code) {
     host::Rng rng(1);
     auto z = zin;
     CHECK(s.step(z, m, rng) == code);
-    CHECK(bit_identical(z, zin));
+    CHECK(z == zin);  // values and bookkeeping, bit for bit
   };
   auto make = [](Scalar h, Scalar mass, Scalar emax) {
     typename S::Params p;
@@ -180,7 +189,7 @@ TEST_CASE_TEMPLATE("NUTS: determinism, tree-size limits, divergences", Scalar, f
     for (int i = 0; i < 300; ++i) REQUIRE(s.step(z, model, rng));
     return z;
   };
-  CHECK(bit_identical(run(8), run(8)));
+  CHECK(run(8) == run(8));  // values and the last transition's Info
   CHECK_FALSE(bit_identical(run(8), run(9)));
   // MaxDepth = 3 on a nearly flat target: no U-turn, so exactly 2^3 − 1 = 7 leapfrog steps.
   typename NUTS<Scalar, 3, 3>::Params q;
@@ -189,17 +198,19 @@ TEST_CASE_TEMPLATE("NUTS: determinism, tree-size limits, divergences", Scalar, f
   host::Rng rng(4);
   auto z = shallow.start(Vector<Scalar, 3>::Zero());
   for (int i = 0; i < 20; ++i) {
-    typename NUTS<Scalar, 3, 3>::Info info;
-    REQUIRE(shallow.step(z, NearlyFlat<Scalar>{}, rng, &info));
+    REQUIRE(shallow.step(z, NearlyFlat<Scalar>{}, rng));
+    const typename NUTS<Scalar, 3, 3>::Info info = z.extra();
     CHECK(info.leapfrog_steps == 7);
     CHECK(info.depth == 3);
     CHECK(info.max_depth);
     CHECK_FALSE(info.divergent);
   }
   // On the quartic target the default tree stops well before 2^10 − 1 steps, by a U-turn.
-  typename NUTS<Scalar, 3>::Info info;
   auto zq = s.start(Vector<Scalar, 3>::Constant(Scalar(0.5)));
-  REQUIRE(s.step(zq, model, rng, &info));
+  CHECK(zq.extra().leapfrog_steps == 0);  // start: no transition yet
+  REQUIRE(s.step(zq, model, rng));
+  const typename NUTS<Scalar, 3>::Info info = zq.extra();
+  CHECK(info.leapfrog_steps >= 1);
   CHECK(info.leapfrog_steps <= 1023);
   CHECK_FALSE(info.max_depth);
   CHECK(info.accept_stat > Scalar(0));
@@ -212,9 +223,8 @@ TEST_CASE_TEMPLATE("NUTS: determinism, tree-size limits, divergences", Scalar, f
   int divergent = 0;
   auto w = wild.start(Vector<Scalar, 3>::Constant(Scalar(0.5)));
   for (int i = 0; i < 20; ++i) {
-    typename NUTS<Scalar, 3>::Info wi;
-    REQUIRE(wild.step(w, model, rng, &wi));
-    divergent += wi.divergent;
+    REQUIRE(wild.step(w, model, rng));
+    divergent += w.extra().divergent;
     CHECK(w.all_finite());
   }
   CHECK(divergent > 10);
@@ -252,9 +262,8 @@ TEST_CASE_TEMPLATE("NUTS is exact on the banana at large step sizes; unadjusted 
     auto z = s.start(Vector<Scalar, 2>(Scalar(0.1), Scalar(-0.5)));
     Draws d;
     for (int i = 0; i < 30000; ++i) {
-      typename NUTS<Scalar, 2>::Info info;
-      REQUIRE(s.step(z, banana, rng, &info));
-      d.divergent += info.divergent;
+      REQUIRE(s.step(z, banana, rng));
+      d.divergent += z.extra().divergent;
       d.x0.push_back(double(z.position()[0]));
       d.x1.push_back(double(z.position()[1]));
     }
@@ -268,61 +277,6 @@ TEST_CASE_TEMPLATE("NUTS is exact on the banana at large step sizes; unadjusted 
   hp.metropolis = false;
   CHECK_FALSE(banana_ok(run_hmc(HMC<double, 2>(hp), test::Banana<double>{}, 30000, 77),
                         "unadjusted leapfrog h=0.2 (control)"));
-}
-
-TEST_CASE("NUTS: the iterative U-turn checks equal the recursive definition") {
-  // Reference: for every leaf n and every aligned block of 2^k leaves ending at n, the three
-  // checks of current Stan computed from scratch (sums over the raw momenta), no checkpoints.
-  // Momenta: noisy rotations at several frequencies, so that turns happen at every depth.
-  using V = Vector<double, 2>;
-  auto reference_first_turn = [](const std::vector<V>& r) -> long {
-    auto sum = [&](std::size_t lo, std::size_t len) {
-      V s = V::Zero();
-      for (std::size_t i = lo; i < lo + len; ++i) s += r[i];
-      return s;
-    };
-    for (std::size_t n = 0; n < r.size(); ++n) {
-      for (std::size_t len = 2; len <= r.size() && (n + 1) % len == 0; len *= 2) {
-        const std::size_t lo = n + 1 - len, half = len / 2;
-        const V rl = sum(lo, half), rr = sum(lo + half, half);
-        const bool ok = detail::no_u_turn(r[lo], r[n], V(rl + rr)) &&
-                        detail::no_u_turn(r[lo], r[lo + half], V(rl + r[lo + half])) &&
-                        detail::no_u_turn(r[lo + half - 1], r[n], V(rr + r[lo + half - 1]));
-        if (!ok) return static_cast<long>(n);
-      }
-    }
-    return -1;
-  };
-  host::Rng rng(12);
-  int turned = 0, total = 0;
-  for (int depth = 0; depth <= 9; ++depth) {
-    for (int trial = 0; trial < 40; ++trial) {
-      const double omega = 0.02 + 0.05 * trial / (1 + depth);
-      const double noise = 0.3 * (trial % 4);
-      std::vector<V> r(std::size_t(1) << depth);
-      for (std::size_t i = 0; i < r.size(); ++i) {
-        V z;
-        fill_normal(rng, z);
-        r[i] = V(std::cos(omega * double(i)), std::sin(omega * double(i))) + noise * z;
-      }
-      detail::UTurnTracker<double, 2, 10> tracker;
-      tracker.reset(depth);
-      long first = -1;
-      for (std::size_t i = 0; i < r.size(); ++i) {
-        if (!tracker.add(r[i])) {
-          first = static_cast<long>(i);
-          break;
-        }
-      }
-      CAPTURE(depth);
-      CAPTURE(trial);
-      CHECK(first == reference_first_turn(r));
-      turned += first >= 0;
-      ++total;
-    }
-  }
-  CHECK(turned > total / 4);  // both outcomes are exercised
-  CHECK(turned < total * 3 / 4);
 }
 
 namespace {
@@ -372,10 +326,9 @@ TEST_CASE("NUTS: ESS per gradient against fixed-length HMC (d = 10, scales 1 to 
   long gn = 0, gt = 0, gb = 0;
   const double e_nuts = wide_ess_per_gradient(
       [&](double& out) {
-        NUTS<double, 10>::Info info;
-        REQUIRE(nuts.step(zn, target, r1, &info));
+        REQUIRE(nuts.step(zn, target, r1));
         out = zn.position()[9];
-        return info.leapfrog_steps;
+        return zn.extra().leapfrog_steps;
       },
       5000, &gn);
   auto hmc_run = [&](int steps, host::Rng& rng, int n, long* g) {
@@ -398,4 +351,213 @@ TEST_CASE("NUTS: ESS per gradient against fixed-length HMC (d = 10, scales 1 to 
           << e_nuts << " (" << double(gn) / 5000 << " gradients/iteration), HMC L=13 " << e_tuned
           << ", HMC L=1 " << e_bad);
   CHECK(e_nuts > 3 * e_bad);
+}
+
+namespace {
+
+/// A naive NUTS transition written from the algorithm's description (Betancourt 2017; nuts.hpp's
+/// class comment) in double, as the oracle of the iterative implementation: its own leapfrog,
+/// the whole trajectory's momenta stored in a std::vector, and every U-turn check recomputed from
+/// scratch (sums over the raw momenta, no checkpoints) as current Stan defines them: for every
+/// aligned block of 2^k leaves of a subtree the whole block, its left half extended by the right
+/// half's first state and its right half extended by the left half's last state; the same three
+/// on the whole tree after each doubling. It makes the same random draws in the same order:
+/// r ~ N(0, mI); per doubling one uniform for the direction; per leaf after a subtree's first one
+/// uniform (streaming multinomial choice); per kept subtree one uniform unless it outweighs the
+/// tree (biased progressive sampling).
+template <int Dim>
+struct ReferenceNUTS {
+  using V = Vector<double, Dim>;
+  double h = 0.1, mass = 1.0, max_error = 1000.0;
+  int max_depth = 10;
+
+  struct Leaf {
+    V theta, r, g;
+    double u = 0;
+  };
+  struct Result {
+    V theta, r;
+    int depth = 0, leapfrog_steps = 0;
+    bool divergent = false, max_depth = true;
+    double accept_stat = 0;
+    bool subtree_turn = false, tree_turn = false;  // where the trajectory stopped
+  };
+
+  static bool no_turn(const V& a, const V& b, const V& rho) {
+    return a.dot(rho) > 0 && b.dot(rho) > 0;
+  }
+  /// The three checks on r[lo, lo + len) split in halves (from scratch).
+  static bool block_ok(const std::vector<V>& r, std::size_t lo, std::size_t len) {
+    const std::size_t half = len / 2, hi = lo + len - 1, mid = lo + half;
+    V left = V::Zero(), right = V::Zero();
+    for (std::size_t i = lo; i < mid; ++i) left += r[i];
+    for (std::size_t i = mid; i <= hi; ++i) right += r[i];
+    return no_turn(r[lo], r[hi], V(left + right)) && no_turn(r[lo], r[mid], V(left + r[mid])) &&
+           no_turn(r[mid - 1], r[hi], V(right + r[mid - 1]));
+  }
+  static double log_add(double a, double b) {
+    if (a < b) std::swap(a, b);
+    if (b == -INFINITY) return a;
+    return a + std::log1p(b - a < -708 ? 0.0 : std::exp(b - a));
+  }
+  double kinetic(const V& r) const { return r.squaredNorm() / (2 * mass); }
+
+  template <class Model>
+  bool leapfrog(Leaf& x, double step, const Model& model) const {
+    x.r -= 0.5 * step * x.g;
+    x.theta += step * x.r / mass;
+    model.gradient(x.theta, x.g);
+    x.r -= 0.5 * step * x.g;
+    x.u = model.potential(x.theta);
+    return x.theta.allFinite() && x.r.allFinite() && x.g.allFinite() && std::isfinite(x.u);
+  }
+
+  template <class Model>
+  Result transition(const V& theta0, const Model& model, host::Rng& rng) const {
+    Leaf start;
+    start.theta = theta0;
+    model.gradient(theta0, start.g);
+    start.u = model.potential(theta0);
+    fill_normal(rng, start.r);
+    start.r *= std::sqrt(mass);
+    const double h0 = start.u + kinetic(start.r);
+    std::vector<Leaf> tree = {start};  // spatial order, left to right
+    Result out;
+    out.theta = start.theta;
+    out.r = start.r;
+    double log_w = 0, accept_sum = 0;
+    for (int depth = 0; depth < max_depth; ++depth) {
+      const bool forward = uniform_open01<double>(rng) < 0.5;
+      Leaf edge = forward ? tree.back() : tree.front();
+      std::vector<Leaf> sub;  // generation order, outward
+      std::vector<V> sub_r;
+      double sub_log_w = -INFINITY;
+      Leaf pick = edge;  // replaced by the first leaf
+      bool valid = true;
+      for (std::size_t n = 0; n < (std::size_t(1) << depth); ++n) {
+        ++out.leapfrog_steps;
+        const double delta =
+            leapfrog(edge, forward ? h : -h, model) ? edge.u + kinetic(edge.r) - h0 : NAN;
+        if (!(delta <= max_error)) {
+          valid = false;
+          out.divergent = true;
+          break;
+        }
+        accept_sum += delta > 0 ? (delta > 708 ? 0.0 : std::exp(-delta)) : 1.0;
+        sub_log_w = log_add(sub_log_w, -delta);
+        if (n == 0 || std::log(uniform_open01<double>(rng)) < -delta - sub_log_w) pick = edge;
+        sub.push_back(edge);
+        sub_r.push_back(edge.r);
+        for (std::size_t len = 2; len <= n + 1 && (n + 1) % len == 0; len *= 2) {
+          if (!block_ok(sub_r, n + 1 - len, len)) valid = false;
+        }
+        if (!valid) {
+          out.subtree_turn = true;
+          break;
+        }
+      }
+      if (!valid) {
+        out.max_depth = false;
+        break;
+      }
+      out.depth = depth + 1;
+      if (sub_log_w > log_w || std::log(uniform_open01<double>(rng)) < sub_log_w - log_w) {
+        out.theta = pick.theta;
+        out.r = pick.r;
+      }
+      log_w = log_add(log_w, sub_log_w);
+      if (forward) {
+        tree.insert(tree.end(), sub.begin(), sub.end());
+      } else {
+        tree.insert(tree.begin(), sub.rbegin(), sub.rend());
+      }
+      std::vector<V> r;
+      for (const Leaf& x : tree) r.push_back(x.r);
+      if (!block_ok(r, 0, r.size())) {
+        out.max_depth = false;
+        out.tree_turn = true;
+        break;
+      }
+    }
+    out.accept_stat = out.leapfrog_steps > 0 ? accept_sum / out.leapfrog_steps : 0.0;
+    return out;
+  }
+};
+
+/// What the comparisons exercised.
+struct Coverage {
+  int transitions = 0, subtree_turns = 0, tree_turns = 0, divergent = 0, max_depth = 0;
+  int deepest = 0;
+};
+
+/// n transitions of NUTS<double, Dim, MaxDepth> at step size h, each compared with the reference
+/// from the same state and RNG position: the same leapfrog count, depth, flags, draws (the RNG
+/// ends at the same point), and the same selected state up to the rounding of two leapfrog
+/// codes (1e-9 relative). The chain continues from the implementation's state.
+template <int Dim, int MaxDepth, class Model>
+void compare_with_reference(const Model& model, double h, const Vector<double, Dim>& theta0, int n,
+                            std::uint64_t seed, Coverage& cov) {
+  typename NUTS<double, Dim, MaxDepth>::Params p;
+  p.step_size = h;
+  const NUTS<double, Dim, MaxDepth> s(p);
+  ReferenceNUTS<Dim> ref;
+  ref.h = h;
+  ref.max_depth = MaxDepth;
+  host::Rng rng(seed);
+  auto z = s.start(theta0);
+  for (int i = 0; i < n; ++i) {
+    const Vector<double, Dim> from = z.position();
+    host::Rng rng_ref = rng;
+    const auto want = ref.transition(from, model, rng_ref);
+    REQUIRE(s.step(z, model, rng));
+    const auto got = z.extra();
+    CAPTURE(i);
+    CAPTURE(h);
+    REQUIRE(got.leapfrog_steps == want.leapfrog_steps);
+    REQUIRE(got.depth == want.depth);
+    REQUIRE(got.divergent == want.divergent);
+    REQUIRE(got.max_depth == want.max_depth);
+    REQUIRE(std::fabs(got.accept_stat - want.accept_stat) <= 1e-9);
+    REQUIRE(
+        ((z.position() - want.theta).array().abs() <= 1e-9 * (1 + want.theta.array().abs())).all());
+    REQUIRE(((z.momentum() - want.r).array().abs() <= 1e-9 * (1 + want.r.array().abs())).all());
+    REQUIRE(mgtest::same_stream_position(rng, rng_ref));
+    ++cov.transitions;
+    cov.subtree_turns += want.subtree_turn;
+    cov.tree_turns += want.tree_turn;
+    cov.divergent += want.divergent;
+    cov.max_depth += want.max_depth;
+    cov.deepest = std::max(cov.deepest, want.depth);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("NUTS transitions equal a naive NUTS with every U-turn check computed from scratch") {
+  // The iterative tree (one checkpoint per level, U-turns tested leaf by leaf) against the
+  // reference above on targets and step sizes that end trajectories in every way: U-turns inside
+  // subtrees and of the whole tree at many depths, divergences (banana at h = 0.4, ω = 4), and
+  // the depth limit (MaxDepth = 4 on the wide Gaussian).
+  Coverage cov;
+  compare_with_reference<2, 10>(test::CorrelatedGaussian2<double>{}, 0.5,
+                                Vector<double, 2>(0.1, -0.5), 400, 61, cov);
+  compare_with_reference<2, 10>(test::CorrelatedGaussian2<double>{}, 0.05,
+                                Vector<double, 2>(0.1, -0.5), 200, 62, cov);
+  compare_with_reference<2, 10>(test::Banana<double>{}, 0.2, Vector<double, 2>(0.1, -0.5), 400, 63,
+                                cov);
+  compare_with_reference<2, 10>(test::Banana<double>{}, 0.4, Vector<double, 2>(0.1, -0.5), 2000, 64,
+                                cov);
+  compare_with_reference<3, 10>(sgmcmc_test::QuarticModel<double, 3>{}, 0.2,
+                                Vector<double, 3>::Constant(0.5), 400, 65, cov);
+  compare_with_reference<10, 10>(WideGaussian{}, 0.3, Vector<double, 10>::Zero(), 200, 66, cov);
+  compare_with_reference<10, 4>(WideGaussian{}, 0.1, Vector<double, 10>::Zero(), 100, 67, cov);
+  MESSAGE("compared " << cov.transitions << " transitions: " << cov.subtree_turns
+                      << " ended by a U-turn inside a subtree, " << cov.tree_turns
+                      << " by a U-turn of the whole tree, " << cov.divergent << " by a divergence, "
+                      << cov.max_depth << " at the depth limit; deepest tree " << cov.deepest);
+  CHECK(cov.subtree_turns > cov.transitions / 20);  // every way of ending is exercised
+  CHECK(cov.tree_turns > cov.transitions / 20);
+  CHECK(cov.divergent > 10);
+  CHECK(cov.max_depth > 10);
+  CHECK(cov.deepest >= 6);
 }

@@ -8,6 +8,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "mg_support.hpp"
 #include "reference_recipe.hpp"
 #include "sgmcmc/host/rng.hpp"
 #include "sgmcmc/samplers/sgmgt.hpp"
@@ -255,34 +256,48 @@ TEST_CASE_TEMPLATE("SGMGT family: a fixed seed gives a bit-identical chain", C, 
   auto run = [&](std::uint64_t seed) {
     host::Rng rng(seed);
     auto z = s.start(Vector<Scalar, kDim>::Constant(Scalar(0.2)), rng);
-    std::uint64_t t = 0;
-    for (int i = 0; i < 200; ++i) REQUIRE(s.step(z, model, rng, t));
-    CHECK(t == 200);
+    CHECK(z.extra().steps == 0);
+    for (int i = 0; i < 200; ++i) REQUIRE(s.step(z, model, rng));
+    CHECK(z.extra().steps == 200);
     return z;
   };
-  CHECK(bit_identical(run(42), run(42)));
+  CHECK(run(42) == run(42));  // z and the step counter, bit for bit
   CHECK_FALSE(bit_identical(run(42), run(43)));
 }
 
-TEST_CASE_TEMPLATE("SGMGT family: resampling of §3.5 on the user-owned counter", C, MG_CASES) {
+TEST_CASE_TEMPLATE("SGMGT family: resampling of §3.5 on the state's step counter", C, MG_CASES) {
   using Scalar = typename C::ScalarType;
   const sgmcmc_test::QuarticModel<Scalar, kDim> model;
   const auto s = C::make(C::hyper(true), Scalar(0.02), 4);
   REQUIRE(s.resample_period() == 4);
   const auto z0 = some_state<typename C::Sampler::StateType>();
-  // t ≡ 0: p redrawn, then one step; t ≡ 2 (= R/2): ξ redrawn; t ≡ 1, 3: a plain step.
-  for (std::uint64_t t0 : {0, 1, 2, 3, 8, 10}) {
-    host::Rng r1(9), r2(9);
-    auto z = z0;
-    std::uint64_t t = t0;
-    REQUIRE(s.step(z, model, r1, t));
-    CHECK(t == t0 + 1);
-    auto w = z0;
-    if (t0 % 4 == 0) s.resample_momentum(w, r2);
-    if (t0 % 4 == 2) s.resample_thermostat(w, r2);
-    REQUIRE(s.step(w, model, r2));
+  // The step that makes the counter t ≡ 0 (mod 4) is followed by a draw of p, the one that makes
+  // it ≡ 2 (= R/2) by a draw of ξ; t ≡ 1, 3: the dynamics alone. Reference on the same stream:
+  // the recipe's step (the dynamics, no counter), then the Gibbs draw. The last start is past
+  // 2^32: the counter is 64-bit.
+  for (std::uint64_t t0 : {0ULL, 1ULL, 2ULL, 3ULL, 7ULL, 9ULL, (1ULL << 32) + 3}) {
     CAPTURE(t0);
-    CHECK(bit_identical(z, w));
+    const std::uint64_t t = t0 + 1;
+    host::Rng r1(9), r2(9), r3(9);
+    auto z = z0;
+    z.set_extra({t0});
+    REQUIRE(s.step(z, model, r1));
+    CHECK(z.extra().steps == t);
+    auto w = z0;
+    REQUIRE(s.recipe().step(w, model, r2));
+    const auto plain = w;  // the dynamics alone
+    if (t % 4 == 0) REQUIRE(s.resample_momentum(w, r2));
+    if (t % 4 == 2) REQUIRE(s.resample_thermostat(w, r2));
+    w.set_extra({t});
+    CHECK(z == w);
+    CHECK(mgtest::same_stream_position(r1, r2));  // the same draws
+    // What the draw replaced, and only that.
+    CHECK((z.position() == plain.position()));
+    CHECK(((z.momentum() == plain.momentum()) == (t % 4 != 0)));
+    CHECK(((z.thermostat() == plain.thermostat()) == (t % 4 != 2)));
+    auto v = z0;
+    REQUIRE(s.recipe().step(v, model, r3));
+    CHECK(bit_identical(v, plain));
   }
   // The Gibbs draws follow their conditionals' parameters: ξ ~ N(centre, 1/weight).
   host::Rng rng(1);
@@ -290,7 +305,7 @@ TEST_CASE_TEMPLATE("SGMGT family: resampling of §3.5 on the user-owned counter"
   const int n = 4000;
   auto w = z0;
   for (int i = 0; i < n; ++i) {
-    s.resample_thermostat(w, rng);
+    REQUIRE(s.resample_thermostat(w, rng));
     mean += double(w.thermostat()[0]) / n;
     var += double(w.thermostat()[0] - s.thermostat_energy().center) *
            double(w.thermostat()[0] - s.thermostat_energy().center) / n;
@@ -302,9 +317,51 @@ TEST_CASE_TEMPLATE("SGMGT family: resampling of §3.5 on the user-owned counter"
   const auto plain = s.start(Vector<Scalar, kDim>::Ones());
   CHECK(plain.momentum().isZero());
   CHECK((plain.thermostat().array() == Scalar(centre)).all());
+  CHECK(plain.extra().steps == 0);
   const auto drawn = s.start(Vector<Scalar, kDim>::Ones(), rng);
   CHECK(drawn.all_finite());
   CHECK_FALSE(drawn.momentum().isZero());
+  // start(z, θ₀) on a used state resets its counter too.
+  auto used = drawn;
+  for (int i = 0; i < 3; ++i) REQUIRE(s.step(used, model, rng));
+  REQUIRE(used.extra().steps == 3);
+  REQUIRE(s.start(used, Vector<Scalar, kDim>::Ones(), rng));
+  CHECK(used.extra().steps == 0);
+}
+
+TEST_CASE_TEMPLATE("SGMGT family: a momentum draw at its rejection cap is CapReached, z unchanged",
+                   C, MG_CASES) {
+  // Softness c = 1e-3: the accept step of the exp(−K_c) draw has probability ≈ 2^{−2/c} (a = 1)
+  // or e^{−2/c} (a = 2), i.e. 0 in floating point, so every draw reaches kMaxRejectionTries.
+  using Scalar = typename C::ScalarType;
+  const sgmcmc_test::QuarticModel<Scalar, kDim> model;
+  auto hp = C::hyper(true);
+  hp.c = Scalar(1e-3);
+  const auto s = C::make(hp, Scalar(0.01), 2);
+  REQUIRE(s.status());
+  auto z0 = some_state<typename C::Sampler::StateType>();
+  z0.set_extra({1});
+  host::Rng rng(6);
+  auto z = z0;
+  CHECK(s.resample_momentum(z, rng) == StatusCode::CapReached);
+  CHECK(z == z0);
+  CHECK(s.resample_thermostat(z, rng));  // ξ's draw has no cap
+  // The step that makes t = 2 ≡ 0 (mod 2) redraws p: CapReached, z and its counter unchanged.
+  z = z0;
+  CHECK(s.step(z, model, rng) == StatusCode::CapReached);
+  CHECK(z == z0);
+  // The one that makes t = 1 ≡ ⌊2/2⌋ redraws ξ only: fine.
+  z0.set_extra({0});
+  z = z0;
+  CHECK(s.step(z, model, rng));
+  CHECK(z.extra().steps == 1);
+  typename C::Sampler::StateType fresh;
+  CHECK(s.start(fresh, Vector<Scalar, kDim>::Ones(), rng) == StatusCode::CapReached);
+  // Control: the usual softness draws fine from the same state.
+  auto ok = C::make(C::hyper(true), Scalar(0.01), 2);
+  z = z0;
+  CHECK(ok.resample_momentum(z, rng));
+  CHECK((z.momentum() != z0.momentum()));
 }
 
 TEST_CASE_TEMPLATE("SGMGT family: bad input returns a Status and leaves the state unchanged", C,
@@ -315,16 +372,15 @@ TEST_CASE_TEMPLATE("SGMGT family: bad input returns a Status and leaves the stat
   const Scalar inf = std::numeric_limits<Scalar>::infinity();
   const sgmcmc_test::QuarticModel<Scalar, kDim> model;
   const auto z0 = some_state<typename C::Sampler::StateType>();
+  auto z5 = z0;  // with a step counter that must survive a failed step
+  z5.set_extra({5});
   auto expect = [&](const typename C::Sampler& s, StatusCode code) {
     host::Rng rng(1);
-    auto z = z0;
-    std::uint64_t t = 5;
+    auto z = z5;
     CHECK(s.status() == code);
     CHECK(s.step(z, model, rng) == code);
     if (code == StatusCode::Ok) return;
-    CHECK(s.step(z, model, rng, t) == code);
-    CHECK(bit_identical(z, z0));
-    CHECK(t == 5);
+    CHECK(z == z5);  // values and counter, bit for bit
   };
   const auto good = C::hyper(true);
   expect(C::make(good, Scalar(0.01)), StatusCode::Ok);
@@ -358,7 +414,7 @@ TEST_CASE_TEMPLATE("SGMGT family: bad input returns a Status and leaves the stat
     const auto s = C::make(good, Scalar(0.01), -1);  // negative resampling period
     CHECK(s.status() == StatusCode::InvalidParameter);
     CHECK(s.step(z, model, rng) == StatusCode::InvalidParameter);
-    CHECK(bit_identical(z, z0));
+    CHECK(z == z0);
   }
   // Non-finite gradient; non-finite state in each block.
   const auto s = C::make(good, Scalar(0.01));
@@ -366,12 +422,9 @@ TEST_CASE_TEMPLATE("SGMGT family: bad input returns a Status and leaves the stat
     sgmcmc_test::BadGradientModel<Scalar, kDim> badm;
     badm.bad = b;
     host::Rng rng(1);
-    auto z = z0;
-    std::uint64_t t = 0;
+    auto z = z5;
     CHECK(s.step(z, badm, rng) == StatusCode::NonFiniteGradient);
-    CHECK(s.step(z, badm, rng, t) == StatusCode::NonFiniteGradient);
-    CHECK(bit_identical(z, z0));
-    CHECK(t == 0);
+    CHECK(z == z5);
   }
   for (int block = 0; block < 3; ++block) {
     auto z = z0;
@@ -381,7 +434,7 @@ TEST_CASE_TEMPLATE("SGMGT family: bad input returns a Status and leaves the stat
     const auto zb = z;
     host::Rng rng(1);
     CHECK(s.step(z, model, rng) == StatusCode::NonFiniteState);
-    CHECK(bit_identical(z, zb));
+    CHECK(z == zb);
   }
   // A step that would overflow (finite gradient and state, ξ∇K_c + g beyond the range): state
   // unchanged.
@@ -396,7 +449,7 @@ TEST_CASE_TEMPLATE("SGMGT family: bad input returns a Status and leaves the stat
     host::Rng rng(1);
     const Status st = s.step(z, Huge{}, rng);
     CHECK_FALSE(st);
-    CHECK(bit_identical(z, zb));
+    CHECK(z == zb);
   }
 }
 
