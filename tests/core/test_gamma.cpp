@@ -196,5 +196,5 @@ TEST_CASE("separable AD, full AD and analytic Γ agree; a wrong analytic Γ does
 TEST_CASE("constant structures have Γ = 0 exactly") {
   SGHMC<double, 2> s({0.1, 1.0, 1.0});
   const auto z = random_state(3);
-  CHECK(s.gamma(z).flat().isZero(0.0));
+  CHECK(s.recipe().gamma(z).flat().isZero(0.0));
 }

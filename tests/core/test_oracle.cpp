@@ -173,7 +173,8 @@ TEST_CASE("SGHMC (explicit Euler) equals the dense recipe") {
 TEST_CASE("SGNHT (explicit Euler) equals the dense recipe, with analytic and with AD Γ") {
   for (bool with_v : {false, true}) {
     SGNHT<double, d, ExplicitEuler> analytic({0.06, 1.3});
-    SGNHT<double, d, ExplicitEuler, AutoGamma> ad({0.06, 1.3});
+    // The same recipe with Γ by automatic differentiation of the column r/d.
+    auto ad = SGNHT<double, d, ExplicitEuler>::make_recipe<AutoGamma>({0.06, 1.3});
     if (with_v) {
       REQUIRE(analytic.set_gradient_noise(Vector<double, d>(vhat)));
       REQUIRE(ad.set_gradient_noise(Vector<double, d>(vhat)));
@@ -185,22 +186,23 @@ TEST_CASE("SGNHT (explicit Euler) equals the dense recipe, with analytic and wit
 }
 
 namespace {
-/// MATH.md §1.4 row 1 as a sampler: SGNHT with Γ's sign flipped (Γ_ξ = +1).
+/// MATH.md §1.4 row 1 as a recipe: SGNHT with Γ's sign flipped (Γ_ξ = +1). Per coordinate: the
+/// column's Γ pieces are ∂(r_i/d)/∂ξ = 0 (rows) and, flipped, −∂(r_i/d)/∂r_i = −1/d (columns).
 template <class Scalar, int Dim>
 struct FlippedGamma {
-  template <class Z>
-  Vector<Scalar, Dim> rows(const Z&) const {
-    return Vector<Scalar, Dim>::Zero();
+  template <class X>
+  Scalar rows(const X&) const {
+    return Scalar(0);
   }
-  template <class Z>
-  Vector<Scalar, 1> cols(const Z&) const {
-    return -Vector<Scalar, 1>::Ones();
+  template <class X>
+  Scalar cols(const X&) const {
+    return -Scalar(1) / Scalar(Dim);
   }
 };
 }  // namespace
 
 TEST_CASE("negative control: a wrong-sign Γ (MATH.md §1.4 row 1) fails the oracle") {
-  SGNHT<double, d, ExplicitEuler, FlippedGamma<double, d>> wrong({0.06, 1.3});
+  const auto wrong = SGNHT<double, d, ExplicitEuler>::make_recipe<FlippedGamma<double, d>>({0.06, 1.3});
   // Drifts differ by 2hΓ = 0.12 in ξ: far above the 1e-9 tolerance.
   CHECK(engine_error(wrong, sgnht_spec(1.3, false), 0.06, 31) > 0.1);
 }

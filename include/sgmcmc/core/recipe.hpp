@@ -80,6 +80,21 @@ struct IntegratorTraits<Splitting<U...>> {
   static constexpr UpdateSpec updates[sizeof...(U)] = {{U::block, U::part, U::num, U::den}...};
 };
 
+/// Concatenation of splittings, and updates [From, To) of one: how chained steps (HMC's
+/// trajectory) run the last pass of one step and the first of the next as one pass.
+template <class A, class B>
+struct Concat;
+template <class... U, class... V>
+struct Concat<Splitting<U...>, Splitting<V...>> {
+  using type = Splitting<U..., V...>;
+};
+template <class S, int From, int To, class = std::make_integer_sequence<int, To - From>>
+struct Slice;
+template <class... U, int From, int To, int... I>
+struct Slice<Splitting<U...>, From, To, std::integer_sequence<int, I...>> {
+  using type = Splitting<std::tuple_element_t<From + I, std::tuple<U...>>...>;
+};
+
 /// Structure used for P_B = (D+Q)_{B, position} when no block carries gradient noise into B.
 struct NoP {
   static constexpr bool is_zero = true;
@@ -536,7 +551,7 @@ class Recipe {
     // last update that needs it, and nothing moves the position after that for leapfrog-like
     // splittings), so every step starts fresh.
     const Scalar h = direction < Scalar(0) ? -h_ : h_;
-    for (int s = 0; s < steps; ++s) run_splitting<Integrator_, true>(p, sv, model, none, h, flags);
+    run_chained(p, sv, model, none, h, steps, flags);
     store_scalars(p, sv, flags);
     return flags.status();
   }
@@ -561,7 +576,7 @@ class Recipe {
     Scalar sv[blocks];
     load_scalars(p, sv);
     const Scalar h = direction < Scalar(0) ? -h_ : h_;
-    for (int s = 0; s < steps; ++s) run_splitting<Integrator_, true>(p, sv, model, none, h, flags);
+    run_chained(p, sv, model, none, h, steps, flags);
     store_scalars(p, sv, flags);
     return flags.status();
   }
@@ -573,8 +588,7 @@ class Recipe {
   Status drift(const St& z, const Model& model, Out& f) const noexcept {
     const BlockStateType s = snapshot(z);
     PositionVector g;
-    detail::call_gradient<Scalar, dim>(model, s.position().data(), g.data());
-    if (!detail::all_finite(g)) return StatusCode::NonFiniteGradient;
+    if (!gradient_at(model, s.position(), g)) return StatusCode::NonFiniteGradient;
     const ModelContext<Model, Scalar, dim> ctx{model, g};
     Status st;
     detail::static_for<blocks>([&](auto b) {
@@ -599,7 +613,7 @@ class Recipe {
   BlockState<Scalar, Layout_> gamma(const St& z, const Model& model) const noexcept {
     const BlockStateType s = snapshot(z);
     PositionVector g;
-    detail::call_gradient<Scalar, dim>(model, s.position().data(), g.data());
+    static_cast<void>(gradient_at(model, s.position(), g));
     const ModelContext<Model, Scalar, dim> ctx{model, g};
     BlockStateType out;
     detail::static_for<blocks>([&](auto b) { add_gamma<b>(s, ctx, out.template block<b>()); });
@@ -973,6 +987,43 @@ class Recipe {
     });
   }
 
+  /// Where chained steps split the integrator: the start of its last pass (with the gradient
+  /// fresh at the start), when that pass neither moves the position nor reads a one-scalar block
+  /// after updating it; else 0 (no chaining).
+  static constexpr int chain_split() {
+    if constexpr (ITraits::euler) {
+      return 0;
+    } else {
+      constexpr Plan plan = make_plan<Integrator_>(true);
+      const int b = plan.begin[plan.groups - 1];
+      if (plan.groups < 2 || b == 0) return 0;
+      for (int u = b; u < ITraits::count; ++u) {
+        const int blk = ITraits::updates[u].block;
+        if (blk == Position || scalar_block(blk)) return 0;
+      }
+      return b;
+    }
+  }
+
+  /// `steps` steps from a fresh gradient: the first step's head, then (tail of step k + head of
+  /// step k + 1) as one pass list, then the last tail. Same updates, same order, as stepping
+  /// `steps` times; one pass fewer per step.
+  template <class Model, class Noise>
+  void run_chained(Ptrs& p, Scalar (&sv)[blocks], const Model& model, Noise& noise, Scalar h,
+                   int steps, detail::PassFlags<Scalar>& flags) const noexcept {
+    constexpr int b = chain_split();
+    if constexpr (b == 0) {
+      for (int s = 0; s < steps; ++s) run_splitting<Integrator_, true>(p, sv, model, noise, h, flags);
+    } else {
+      using Head = typename detail::Slice<Integrator_, 0, b>::type;
+      using Tail = typename detail::Slice<Integrator_, b, ITraits::count>::type;
+      using Middle = typename detail::Concat<Tail, Head>::type;
+      run_splitting<Head, true>(p, sv, model, noise, h, flags);
+      for (int s = 1; s < steps; ++s) run_splitting<Middle, false>(p, sv, model, noise, h, flags);
+      run_splitting<Tail, false>(p, sv, model, noise, h, flags);
+    }
+  }
+
   /// What one pass (updates [Begin, End) of Split) reads, writes and draws, at compile time.
   template <class Split, int Begin, int End>
   struct PassInfo {
@@ -1153,10 +1204,12 @@ class Recipe {
       }
       // No loop-carried dependence, whatever the pointers (current and next copies are disjoint,
       // or the same block updated in place).
+      // Kept a loop (GCC would otherwise unroll a short one completely before vectorising it).
 #if defined(__clang__)
 #pragma clang loop vectorize(assume_safety)
 #elif defined(__GNUC__)
 #pragma GCC ivdep
+#pragma GCC unroll 1
 #endif
       for (Index j = 0; j < n; ++j) lane(c0, j);
       if constexpr (reduces) {
@@ -1212,11 +1265,16 @@ class Recipe {
   }
 
   // =========================================================================== general path
-  /// The model gradient at θ into g, and its finiteness.
+  /// The model gradient at θ into g (small d: through aligned buffers, since the engine's maps
+  /// promise alignment and a BlockState's vectors need not have it), and its finiteness.
   template <class Model>
   static bool gradient_at(const Model& model, const PositionVector& theta,
                           PositionVector& g) noexcept {
-    detail::call_gradient<Scalar, dim>(model, theta.data(), g.data());
+    alignas(kAlignBytes > 16 ? kAlignBytes : 16) Scalar th[dim];
+    alignas(kAlignBytes > 16 ? kAlignBytes : 16) Scalar gr[dim];
+    for (int i = 0; i < dim; ++i) th[i] = theta[i];
+    detail::call_gradient<Scalar, dim>(model, th, gr);
+    for (int i = 0; i < dim; ++i) g[i] = gr[i];
     return detail::all_finite(g);
   }
 

@@ -206,19 +206,17 @@ Scalar momentum_noise_limit(Scalar step_size, Scalar diffusion) noexcept {
 /// The limit of SGHMC: V̂_i ≤ 2C/h (MATH.md §2.2, N(0, h(2C − hV̂))).
 template <class Scalar, int Dim, class Integrator>
 Vector<Scalar, Dim> gradient_noise_limit(const SGHMC<Scalar, Dim, Integrator>& s) noexcept {
-  const Scalar c = std::get<1>(s.diffusion().blocks).value;
-  return Vector<Scalar, Dim>::Constant(momentum_noise_limit(s.step_size(), c));
+  return Vector<Scalar, Dim>::Constant(momentum_noise_limit(s.step_size(), s.params().friction));
 }
 /// The limit of SGNHT: V̂_i ≤ 2A/h (MATH.md §2.2, N(0, h(2A − hV̂))).
-template <class Scalar, int Dim, class Integrator, class Gamma>
-Vector<Scalar, Dim> gradient_noise_limit(const SGNHT<Scalar, Dim, Integrator, Gamma>& s) noexcept {
-  const Scalar a = std::get<1>(s.diffusion().blocks).value;
-  return Vector<Scalar, Dim>::Constant(momentum_noise_limit(s.step_size(), a));
+template <class Scalar, int Dim, class Integrator>
+Vector<Scalar, Dim> gradient_noise_limit(const SGNHT<Scalar, Dim, Integrator>& s) noexcept {
+  return Vector<Scalar, Dim>::Constant(momentum_noise_limit(s.step_size(), s.params().diffusion));
 }
 /// The limit of SGLD with D₀ = s I: 2D₀ − hD₀V̂D₀ ⪰ 0 iff V̂_i ≤ 2/(h s) (MATH.md §2.2).
 template <class Scalar, int Dim>
 Vector<Scalar, Dim> gradient_noise_limit(const SGLD<Scalar, Dim, Scaled<Scalar>>& s) noexcept {
-  const Scalar d0 = std::get<0>(s.diffusion().blocks).value;
+  const Scalar d0 = s.params().diffusion.value;
   return Vector<Scalar, Dim>::Constant(momentum_noise_limit(s.step_size(), Scalar(1) / d0));
 }
 
@@ -243,6 +241,7 @@ class NoiseTrackingGradient {
   std::size_t rows() const noexcept { return n_rows_; }
 
   /// out = ∇Ũ(θ) on the current batch (NaN for an empty batch), V̂ updated from its rows.
+  /// (Small d: θ and out are fixed-size vectors; the engine adapts them.)
   void gradient(const Vec& theta, Vec& out) const noexcept {
     if (batch_.size == 0) {
       out.setConstant(std::numeric_limits<Scalar>::quiet_NaN());
