@@ -29,7 +29,8 @@ using AdaptiveFrictionHMC = sgmcmc::Recipe<
 
 /// Correlated Gaussian target: U = θᵀΣ⁻¹θ/2 with Σ = [[1, 0.9], [0.9, 1]].
 struct CorrelatedGaussian {
-  void gradient(const sgmcmc::Vector<double, d>& th, sgmcmc::Vector<double, d>& g) const noexcept {
+  template <class Theta, class Grad>
+  void gradient(const Theta& th, Grad& g) const noexcept {
     const double det = 1.0 - 0.81;
     g[0] = (th[0] - 0.9 * th[1]) / det;
     g[1] = (th[1] - 0.9 * th[0]) / det;
@@ -56,7 +57,7 @@ int main() {
       std::printf("step failed: %s\n", s.message());
       return 1;
     }
-    const auto& th = z.position();
+    const auto th = z.position();
     s00 += th[0] * th[0];
     s01 += th[0] * th[1];
     s11 += th[1] * th[1];

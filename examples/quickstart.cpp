@@ -5,8 +5,10 @@
 #include "sgmcmc/sgmcmc.hpp"
 
 // Step 2: the model. U(θ) = θ₀⁴/10 + (4(θ₁ + 1.2) − θ₀²)²/2; gradient() writes ∇U (not ∇log p).
+// θ and g arrive as Eigen maps of compile-time size 2, hence the template.
 struct Banana {
-  void gradient(const sgmcmc::Vector<float, 2>& th, sgmcmc::Vector<float, 2>& g) const noexcept {
+  template <class Theta, class Grad>
+  void gradient(const Theta& th, Grad& g) const noexcept {
     const float w = 4.0f * (th[1] + 1.2f) - th[0] * th[0];
     g[0] = 0.4f * th[0] * th[0] * th[0] - 2.0f * th[0] * w;
     g[1] = 4.0f * w;
@@ -34,8 +36,9 @@ int main() {
       return 1;
     }
     if (t >= burn_in) {
-      sum0sq += double(z.position()[0]) * z.position()[0];
-      sum1 += z.position()[1];
+      const auto th = z.position();  // a view of θ, valid until the next step
+      sum0sq += double(th[0]) * th[0];
+      sum1 += th[1];
     }
   }
   // Exact values: MATH.md §5.1.

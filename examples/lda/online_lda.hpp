@@ -163,8 +163,9 @@ inline void gibbs_document(const DocRef& d, const double* beta, double gamma, in
   }
 }
 
-/// β = θ normalised per topic (row k of the K x W matrix).
-inline void normalise(const Theta& theta, double* beta) {
+/// β = θ normalised per topic (row k of the K x W matrix); θ a Theta or a state's position map.
+template <class T>
+void normalise(const T& theta, double* beta) {
   for (int k = 0; k < kTopics; ++k) {
     double s = 0.0;
     for (int w = 0; w < kWords; ++w) s += theta[k * kWords + w];
@@ -198,7 +199,9 @@ class Model {
   }
   const Params& params() const { return p_; }
 
-  void gradient(const Theta& theta, Theta& g) const {
+  /// g = ∇Ũ(θ) on the current minibatch (θ, g: the engine's maps, or Thetas).
+  template <class T, class G>
+  void gradient(const T& theta, G& g) const {
     std::array<double, kDim> beta{}, acc{};
     normalise(theta, beta.data());
     for (int i = 0; i < n_; ++i) {
@@ -319,7 +322,7 @@ struct RunResult {
 /// finite (the Gamma(α, 1) prior with α ≪ 1 drives unused θ_kw towards 0).
 template <class Z>
 void reflect(Z& z, bool momentum) {
-  auto& th = z.position();
+  auto th = z.position();
   for (int i = 0; i < kDim; ++i) {
     if (th[i] < 0.0) {
       th[i] = -th[i];

@@ -80,9 +80,9 @@ class NoisyGradient {
   /// Wraps model (kept by reference) with noise of the given variance drawn from rng.
   NoisyGradient(const Model& model, double variance, Rng& rng)
       : model_(model), sd_(std::sqrt(variance)), rng_(&rng) {}
-  /// g = ∇U(θ) + √V ζ, ζ ~ N(0, I).
-  void gradient(const Vector<double, Model::dim>& th,
-                Vector<double, Model::dim>& g) const noexcept {
+  /// g = ∇U(θ) + √V ζ, ζ ~ N(0, I) (θ, g: the engine's maps, or vectors).
+  template <class Theta, class Grad>
+  void gradient(const Theta& th, Grad& g) const noexcept {
     model_.gradient(th, g);
     Vector<double, Model::dim> n;
     fill_normal(*rng_, n);
@@ -100,7 +100,7 @@ inline constexpr long kTimingChunks = 32;
 
 /// Burn-in (recording the first plan.path_steps positions), then plan.samples kept positions,
 /// one every `thin` steps. step() performs one transition and returns its Status; position()
-/// returns the current θ.
+/// returns the current θ (a view, read before the next step).
 template <int Dim, class Step, class Position>
 void run_loop(const Plan& plan, long thin, Step&& step, Position&& position, ChainResult& r) {
   using Clock = host::Clock;
@@ -135,7 +135,7 @@ void run_loop(const Plan& plan, long thin, Step&& step, Position&& position, Cha
       for (long j = 0; j < thin; ++j, ++t) {
         if (auto s = step(); !s) return fail(s, "sampling");
       }
-      const auto& th = position();
+      const auto th = position();
       for (int d = 0; d < Dim; ++d) r.samples[static_cast<std::size_t>(k * Dim + d)] = th[d];
     }
     chunk_ns.push_back(ns_per_tick * static_cast<double>(Clock::ticks() - c0) /
@@ -187,8 +187,7 @@ ChainResult run_chain(Kind kind, const Plan& plan, std::uint64_t chain) {
       auto z = s.start(theta0);
       r.params = common::format("h = %g, D₀ = I, V̂ = %g", st.sgld_step, v);
       run_loop<D>(
-          plan, gps, [&] { return s.step(z, noisy, rng); },
-          [&]() -> const Vec& { return z.position(); }, r);
+          plan, gps, [&] { return s.step(z, noisy, rng); }, [&] { return z.position(); }, r);
       break;
     }
     case Kind::SGHMC: {
@@ -201,8 +200,7 @@ ChainResult run_chain(Kind kind, const Plan& plan, std::uint64_t chain) {
       r.params = common::format("h = %g, C = %g, m = 1, V̂ = %g, kick–drift", st.sghmc_step,
                                 st.sghmc_friction, v);
       run_loop<D>(
-          plan, gps, [&] { return s.step(z, noisy, rng); },
-          [&]() -> const Vec& { return z.position(); }, r);
+          plan, gps, [&] { return s.step(z, noisy, rng); }, [&] { return z.position(); }, r);
       break;
     }
     case Kind::SGNHT: {
@@ -215,8 +213,7 @@ ChainResult run_chain(Kind kind, const Plan& plan, std::uint64_t chain) {
       r.params =
           common::format("h = %g, A = %g, V̂ = %g, ξ₀ = A", st.sgnht_step, st.sgnht_diffusion, v);
       run_loop<D>(
-          plan, gps, [&] { return s.step(z, noisy, rng); },
-          [&]() -> const Vec& { return z.position(); }, r);
+          plan, gps, [&] { return s.step(z, noisy, rng); }, [&] { return z.position(); }, r);
       break;
     }
     case Kind::HMC: {
@@ -227,18 +224,17 @@ ChainResult run_chain(Kind kind, const Plan& plan, std::uint64_t chain) {
       if (auto c = s.status(); !c) return rejected(c, "parameters");
       auto z = s.start(theta0);
       long accepted = 0;
-      typename HMC<double, D>::Info info;
       r.grads_per_step = st.hmc_leapfrog;
       r.params = common::format("h = %g, L = %d, m = 1, Metropolis, exact ∇U", st.hmc_step,
                                 st.hmc_leapfrog);
       run_loop<D>(
           plan, std::max<long>(1, gps / st.hmc_leapfrog),
           [&] {
-            const Status c = s.step(z, model, rng, &info);
-            accepted += info.accepted ? 1 : 0;
+            const Status c = s.step(z, model, rng);
+            accepted += c && z.extra().accepted ? 1 : 0;
             return c;
           },
-          [&]() -> const Vec& { return z.position(); }, r);
+          [&] { return z.position(); }, r);
       if (r.steps > 0) r.accept_rate = static_cast<double>(accepted) / r.steps;
       break;
     }
@@ -250,8 +246,7 @@ ChainResult run_chain(Kind kind, const Plan& plan, std::uint64_t chain) {
       auto z = s.start(theta0);
       r.params = common::format("learning rate %g (zero temperature)", st.sgd_rate);
       run_loop<D>(
-          plan, gps, [&] { return s.step(z, noisy, rng); },
-          [&]() -> const Vec& { return z.position(); }, r);
+          plan, gps, [&] { return s.step(z, noisy, rng); }, [&] { return z.position(); }, r);
       break;
     }
     case Kind::SGDMomentum: {
@@ -264,8 +259,7 @@ ChainResult run_chain(Kind kind, const Plan& plan, std::uint64_t chain) {
       r.params =
           common::format("η = %g, α = %g (zero temperature)", st.momentum_rate, st.momentum_decay);
       run_loop<D>(
-          plan, gps, [&] { return s.step(z, noisy, rng); },
-          [&]() -> const Vec& { return z.position(); }, r);
+          plan, gps, [&] { return s.step(z, noisy, rng); }, [&] { return z.position(); }, r);
       break;
     }
   }

@@ -39,9 +39,16 @@ struct Gaussian1D {
   static constexpr const char* title = "1-D Gaussian, U = θ²/2";
   static constexpr double normaliser = 2.5066282746310002;  // √(2π)
 
-  /// ∇U, U, the unnormalised density exp(-U), and the functions whose means the table checks.
-  void gradient(const Vector<double, 1>& th, Vector<double, 1>& g) const noexcept { g = th; }
-  double potential(const Vector<double, 1>& th) const noexcept { return 0.5 * th[0] * th[0]; }
+  /// ∇U, U (θ, g: the engine's maps, or vectors), the unnormalised density exp(-U), and the
+  /// functions whose means the table checks.
+  template <class Theta, class Grad>
+  void gradient(const Theta& th, Grad& g) const noexcept {
+    g = th;
+  }
+  template <class Theta>
+  double potential(const Theta& th) const noexcept {
+    return 0.5 * th[0] * th[0];
+  }
   static double density(double x) { return std::exp(-0.5 * x * x); }
 
   static constexpr MomentOracle moment1{"Eθ", 0.0, 1.0};
@@ -68,11 +75,14 @@ struct DoubleWell {
   static constexpr const char* title = "1-D double well, U = θ⁴ - 2θ²";
   static constexpr double normaliser = 5.36516023783;
 
-  /// ∇U, U, the unnormalised density exp(-U), and the functions whose means the table checks.
-  void gradient(const Vector<double, 1>& th, Vector<double, 1>& g) const noexcept {
+  /// ∇U, U (θ, g: the engine's maps, or vectors), the unnormalised density exp(-U), and the
+  /// functions whose means the table checks.
+  template <class Theta, class Grad>
+  void gradient(const Theta& th, Grad& g) const noexcept {
     g[0] = 4.0 * th[0] * (th[0] * th[0] - 1.0);
   }
-  double potential(const Vector<double, 1>& th) const noexcept {
+  template <class Theta>
+  double potential(const Theta& th) const noexcept {
     const double t2 = th[0] * th[0];
     return t2 * t2 - 2.0 * t2;
   }
@@ -114,13 +124,16 @@ struct Banana {
   static constexpr const char* title = "2-D banana, U = θ₁⁴/10 + (4(θ₂+1.2) - θ₁²)²/2";
   static constexpr double normaliser = 2.02013792639;
 
-  /// ∇U, U, the unnormalised density exp(-U), and the functions whose means the table checks.
-  void gradient(const Vector<double, 2>& th, Vector<double, 2>& g) const noexcept {
+  /// ∇U, U (θ, g: the engine's maps, or vectors), the unnormalised density exp(-U), and the
+  /// functions whose means the table checks.
+  template <class Theta, class Grad>
+  void gradient(const Theta& th, Grad& g) const noexcept {
     const double w = 4.0 * (th[1] + 1.2) - th[0] * th[0];
     g[0] = 0.4 * th[0] * th[0] * th[0] - 2.0 * th[0] * w;
     g[1] = 4.0 * w;
   }
-  double potential(const Vector<double, 2>& th) const noexcept {
+  template <class Theta>
+  double potential(const Theta& th) const noexcept {
     const double w = 4.0 * (th[1] + 1.2) - th[0] * th[0];
     const double t2 = th[0] * th[0];
     return 0.1 * t2 * t2 + 0.5 * w * w;

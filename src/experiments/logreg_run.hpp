@@ -189,7 +189,7 @@ void sg_chain(const SplitInput& in, const Settings& s, host::Rng& rng, Model& mo
     }
     ++run.iterations;
     if (t >= burn && (t - burn) % thin == 0) {
-      const auto& th = z.position();
+      const auto th = z.position();
       draws.insert(draws.end(), th.data(), th.data() + Dim);
     }
   }
@@ -313,10 +313,9 @@ void run_split(const SplitInput& in, const Settings& s, std::vector<Run>& out) {
         p.resample_period = 50;
         const SGMGT<double, Dim> sampler(p);
         auto z = sampler.start(theta0, rng);
-        std::uint64_t t = 0;
         detail::sg_chain<Dim>(
             in, s, rng, counted, z, &count,
-            [&](auto& st) { return sampler.step(st, counted, rng, t); }, nothing, run);
+            [&](auto& st) { return sampler.step(st, counted, rng); }, nothing, run);
 #endif
         break;
       }
@@ -336,10 +335,9 @@ void run_split(const SplitInput& in, const Settings& s, std::vector<Run>& out) {
         p.resample_period = 50;
         const SGMGTD<double, Dim> sampler(p);
         auto z = sampler.start(theta0, rng);
-        std::uint64_t t = 0;
         detail::sg_chain<Dim>(
             in, s, rng, counted, z, &count,
-            [&](auto& st) { return sampler.step(st, counted, rng, t); }, nothing, run);
+            [&](auto& st) { return sampler.step(st, counted, rng); }, nothing, run);
 #endif
         break;
       }
@@ -380,7 +378,8 @@ void run_split(const SplitInput& in, const Settings& s, std::vector<Run>& out) {
         if (!s.start_at_map) {
           for (Index j = 0; j < Dim; ++j) psi0[j] = in.geometry.whitened_origin[j];
         }
-        auto z = NUTS<double, Dim>(p).start(psi0);
+        NUTS<double, Dim> sampler(p);
+        auto z = sampler.start(psi0);
         const std::uint64_t budget = c.budget;
         const auto burn = static_cast<std::uint64_t>(std::floor(s.burn_in * double(budget)));
         std::vector<double> draws;
@@ -390,15 +389,14 @@ void run_split(const SplitInput& in, const Settings& s, std::vector<Run>& out) {
         const std::uint64_t t0 = host::Clock::ticks();
         run.ok = true;
         while (count < budget) {
+          Status st = StatusCode::Ok;
           if (adapting && count > burn) {  // end of the burn-in: freeze h
             adapting = false;
-            p.step_size = std::exp(log_h_bar);
+            st = sampler.set_step_size(std::exp(log_h_bar));
           } else if (adapting) {
-            p.step_size = std::exp(log_h);
+            st = sampler.set_step_size(std::exp(log_h));
           }
-          const NUTS<double, Dim> sampler(p);
-          typename NUTS<double, Dim>::Info info;
-          const Status st = sampler.step(z, wm, rng, &info);
+          if (st) st = sampler.step(z, wm, rng);
           if (!st) {
             run.ok = false;
             run.error =
@@ -406,6 +404,7 @@ void run_split(const SplitInput& in, const Settings& s, std::vector<Run>& out) {
             break;
           }
           ++run.iterations;
+          const typename NUTS<double, Dim>::Info info = z.extra();
           if (adapting) {
             ++adapt_steps;
             const double m = double(adapt_steps);
@@ -422,7 +421,7 @@ void run_split(const SplitInput& in, const Settings& s, std::vector<Run>& out) {
             draws.insert(draws.end(), th.data(), th.data() + Dim);
           }
         }
-        run.nuts_step = p.step_size;
+        run.nuts_step = sampler.step_size();
         // A budget that ends inside the burn-in (quick runs on Caravan) still yields the final
         // state as the only draw: AUROC from it, ESS undefined.
         if (run.ok && draws.empty() && run.iterations > 0) {

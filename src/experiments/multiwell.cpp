@@ -95,10 +95,9 @@ class NoisyMultiWell {
  public:
   NoisyMultiWell(const MultiWell& w, double v, std::uint64_t seed, std::uint64_t stream)
       : w_(&w), sd_(std::sqrt(v)), rng_(seed, stream) {}
-  void gradient(const V1& th, V1& g) const noexcept {
-    V1 z;
-    rng_.fill_normal(z);
-    g[0] = w_->du(th[0]) + sd_ * z[0];
+  template <class Theta, class Grad>
+  void gradient(const Theta& th, Grad& g) const noexcept {
+    g[0] = w_->du(th[0]) + sd_ * sgmcmc::normal<double>(rng_);
   }
 
  private:
@@ -383,8 +382,8 @@ int main(int argc, char** argv) {
                  format("m = 1, c = %g, A = 1", p.softness),
                  [&](NoisyMultiWell& model, sgmcmc::host::Rng& rng) {
                    auto z = s.start(theta0, rng);
-                   return [&s, &model, &rng, z, t = std::uint64_t(0)](double& th) mutable {
-                     const sgmcmc::Status st = s.step(z, model, rng, t);
+                   return [&s, &model, &rng, z](double& th) mutable {
+                     const sgmcmc::Status st = s.step(z, model, rng);
                      th = z.position()[0];
                      return st;
                    };
@@ -406,8 +405,8 @@ int main(int argc, char** argv) {
                  format("m = 1, c = %g, σθ = 0.3, σp = 1, σξ = 0.3, γ = 1", p.softness),
                  [&](NoisyMultiWell& model, sgmcmc::host::Rng& rng) {
                    auto z = s.start(theta0, rng);
-                   return [&s, &model, &rng, z, t = std::uint64_t(0)](double& th) mutable {
-                     const sgmcmc::Status st = s.step(z, model, rng, t);
+                   return [&s, &model, &rng, z](double& th) mutable {
+                     const sgmcmc::Status st = s.step(z, model, rng);
                      th = z.position()[0];
                      return st;
                    };

@@ -192,7 +192,7 @@ class InverseCdf {
 /// comes from its own stream (noise_rng), independent of the sampler's injected noise.
 template <class S, class Target, class Record>
 bool run_chain(const S& s, Synthetic<Target>& model, sgmcmc::host::Rng& rng,
-               sgmcmc::host::Rng& noise_rng, double sd, const typename S::PositionVector& theta0,
+               sgmcmc::host::Rng& noise_rng, double sd, const Vector<double, S::dim>& theta0,
                long burn, long steps, Record&& record, bool quiet, const char* name) {
   auto z = s.start(theta0);
   Vector<double, Target::dim> e;

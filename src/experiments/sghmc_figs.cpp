@@ -77,25 +77,24 @@ struct Noisy1d {
   int kind = 0;  // 0: U = θ⁴ − 2θ² (Fig. 1); 1: U = θ²/2 (Fig. 2)
   double sd = 0.0;
   mutable sgmcmc::host::Rng rng{1, 1};
-  double potential(const Vector<double, 1>& t) const {
+  template <class Theta>
+  double potential(const Theta& t) const {
     const double x = t[0];
     return kind == 0 ? x * x * x * x - 2 * x * x : 0.5 * x * x;
   }
-  void gradient(const Vector<double, 1>& t, Vector<double, 1>& g) const {
+  template <class Theta, class Grad>
+  void gradient(const Theta& t, Grad& g) const {
     const double x = t[0];
     g[0] = kind == 0 ? 4 * x * x * x - 4 * x : x;
-    if (sd > 0) {
-      Vector<double, 1> e;
-      rng.fill_normal(e);
-      g[0] += sd * e[0];
-    }
+    if (sd > 0) g[0] += sd * sgmcmc::normal<double>(rng);
   }
 };
 
 /// U = θᵀΣ⁻¹θ/2, Σ = [[1, 0.9], [0.9, 1]], gradient noise N(0, I) (Fig. 3).
 struct Correlated2d {
   mutable sgmcmc::host::Rng rng{1, 1};
-  void gradient(const Vector<double, 2>& t, Vector<double, 2>& g) const {
+  template <class Theta, class Grad>
+  void gradient(const Theta& t, Grad& g) const {
     const double k = 1.0 / (1.0 - 0.81);
     Vector<double, 2> e;
     rng.fill_normal(e);
@@ -140,9 +139,8 @@ bool run_fig1(const Options& o, std::vector<Fig1Row>& rows, double& floor_kl) {
       auto zst = s.start(Vector<double, 1>::Zero());
       long accepted = 0;
       for (long i = 0; i < samples; ++i) {
-        sgmcmc::HMC<double, 1>::Info info;
-        if (!s.step(zst, model, rng, &info)) return false;
-        accepted += info.accepted ? 1 : 0;
+        if (!s.step(zst, model, rng)) return false;
+        accepted += zst.extra().accepted ? 1 : 0;
         rows[k].hist.add(zst.position()[0]);
       }
       if (k % 2 == 0) rows[k].accept = static_cast<double>(accepted) / samples;
@@ -152,7 +150,7 @@ bool run_fig1(const Options& o, std::vector<Fig1Row>& rows, double& floor_kl) {
       if (!s.set_gradient_noise(v)) return false;
       auto zst = s.start(Vector<double, 1>::Zero());
       for (long i = 0; i < samples; ++i) {
-        s.refresh_momentum(zst, rng);
+        if (!s.refresh_momentum(zst, rng)) return false;
         for (int l = 0; l < run; ++l) {
           if (!s.step(zst, model, rng)) return false;
         }
@@ -334,7 +332,7 @@ bool run_fig3(const Options& o, std::vector<Fig3Point>& pts, std::vector<double>
     if (!sghmc.set_gradient_noise(1.0)) return false;
     auto z = sghmc.start(Vector<double, 2>::Zero());
     sgmcmc::host::Rng r0(o.seed + 300 + i, 2);
-    sghmc.refresh_momentum(z, r0);
+    if (!sghmc.refresh_momentum(z, r0)) return false;
     Fig3Point p{"SGHMC", eta, alpha, 0.0, 0.0};
     if (!fig3_chain(sghmc, z, steps, o.seed + 200 + i, p)) return false;
     pts.push_back(p);
@@ -360,7 +358,7 @@ bool run_fig3(const Options& o, std::vector<Fig3Point>& pts, std::vector<double>
     model.rng = sgmcmc::host::Rng(o.seed + 401, 1);
     sgmcmc::host::Rng rng(o.seed + 401, 0);
     auto z = sghmc.start(Vector<double, 2>::Zero());
-    sghmc.refresh_momentum(z, rng);
+    if (!sghmc.refresh_momentum(z, rng)) return false;
     path_sghmc = {0.0, 0.0};
     for (int t = 0; t < 50; ++t) {
       if (!sghmc.step(z, model, rng)) return false;
