@@ -123,6 +123,27 @@ Scalar call_potential(const Model& model, const Scalar* theta) noexcept {
   }
 }
 
+/// The model's potential at θ held in a Vector of any scalar T (automatic differentiation's
+/// included): called with the Vector when the model takes one (a template over the Eigen type or
+/// over the scalar), else through an aligned copy viewed as ConstVectorMap<T, Dim> (small d).
+template <class Model, class T, int Dim>
+T potential_at(const Model& model, const Vector<T, Dim>& theta) noexcept {
+  if constexpr (HasVectorPotential<Model, T, Dim>::value) {
+    return T(model.potential(theta));
+  } else {
+    static_assert(HasMapPotential<Model, T, Dim>::value,
+                  "sgmcmc: this metric reads the model's potential: give the model a const "
+                  "potential(theta) written as a template over the Eigen type of theta (automatic "
+                  "differentiation calls it with its own scalar type, core/model.hpp)");
+    static_assert(Dim * int(sizeof(T)) <= kLegacyModelBytes,
+                  "sgmcmc: potential_at copies θ; at this size give the model a potential that "
+                  "takes Vector<T, Dim> or any Eigen type");
+    alignas(kAlignBytes) T buf[Dim];
+    for (int i = 0; i < Dim; ++i) buf[i] = theta[i];
+    return T(model.potential(ConstVectorMap<T, Dim>(buf)));
+  }
+}
+
 }  // namespace detail
 
 }  // namespace sgmcmc

@@ -240,9 +240,10 @@ class NoiseTrackingGradient {
   const PerExample& model() const noexcept { return model_; }
   std::size_t rows() const noexcept { return n_rows_; }
 
-  /// out = ∇Ũ(θ) on the current batch (NaN for an empty batch), V̂ updated from its rows.
-  /// (Small d: θ and out are fixed-size vectors; the engine adapts them.)
-  void gradient(const Vec& theta, Vec& out) const noexcept {
+  /// out = ∇Ũ(θ) on the current batch (NaN for an empty batch), V̂ updated from its rows. θ and
+  /// out: Vec or the samplers' maps (PerExample's hooks must take them, as minibatch_gradient's do).
+  template <class Theta, class Out>
+  void gradient(const Theta& theta, Out& out) const noexcept {
     if (batch_.size == 0) {
       out.setConstant(std::numeric_limits<Scalar>::quiet_NaN());
       return;

@@ -157,17 +157,18 @@ class MinibatchSampler {
 
 /// The minibatch gradient of U (MATH.md §5.3(b)) from a per-example model:
 ///   grad U~(theta) = (N / n) * sum_{i in batch} (-grad log p(x_i | theta)) - grad log p(theta).
-/// PerExample must provide, for the Scalar and D in use,
-///   void add_gradient(std::uint32_t i, const Vector<Scalar, D>& theta, Vector<Scalar, D>& acc)
-///       const noexcept;                      // acc += -grad log p(x_i | theta)
-///   void add_prior_gradient(const Vector<Scalar, D>& theta, Vector<Scalar, D>& acc)
-///       const noexcept;                      // acc += -grad log p(theta)
+/// PerExample must provide, for the Eigen types of theta and out (Vector<Scalar, D>, or the maps
+/// the samplers pass: write the hooks as templates, as LogisticRegression does),
+///   void add_gradient(std::uint32_t i, const Theta& theta, Out& acc) const noexcept;
+///                                            // acc += -grad log p(x_i | theta)
+///   void add_prior_gradient(const Theta& theta, Out& acc) const noexcept;
+///                                            // acc += -grad log p(theta)
 /// An empty batch has no unbiased estimate: `out` is then filled with quiet NaN, which a
 /// sampler's non-finite-gradient check rejects (leaving its state unchanged).
-template <class PerExample, int Capacity, class Scalar, int D>
+template <class PerExample, int Capacity, class Theta, class Out>
 void minibatch_gradient(const PerExample& model, const IndexBatch<Capacity>& batch,
-                        std::size_t n_rows, const Vector<Scalar, D>& theta,
-                        Vector<Scalar, D>& out) noexcept {
+                        std::size_t n_rows, const Theta& theta, Out& out) noexcept {
+  using Scalar = typename Out::Scalar;
   if (batch.size == 0) {
     out.setConstant(std::numeric_limits<Scalar>::quiet_NaN());
     return;
@@ -197,7 +198,15 @@ class MinibatchGradient {
   /// Number of rows N.
   std::size_t rows() const noexcept { return n_rows_; }
 
-  /// out = grad U~(theta) on the current batch (see minibatch_gradient).
+  /// out = grad U~(theta) on the current batch (see minibatch_gradient). With the samplers'
+  /// maps when PerExample's hooks take them (any size, no copy); otherwise, for per-example
+  /// models written for Vector<Scalar, D>, the engine copies θ (small d: core/model.hpp).
+  template <class Theta, class Out>
+  auto gradient(const Theta& theta, Out& out) const noexcept
+      -> decltype(std::declval<const PerExample&>().add_gradient(std::uint32_t{}, theta, out),
+                  std::declval<const PerExample&>().add_prior_gradient(theta, out), void()) {
+    minibatch_gradient(model_, batch_, n_rows_, theta, out);
+  }
   template <class Scalar, int D>
   void gradient(const Vector<Scalar, D>& theta, Vector<Scalar, D>& out) const noexcept {
     minibatch_gradient(model_, batch_, n_rows_, theta, out);

@@ -78,34 +78,49 @@ class LogisticRegression {
   RowMap row(std::size_t i) const noexcept { return RowMap(x_ + i * std::size_t(Dim)); }
   /// Label of row i as a Scalar (0 or 1).
   Scalar label(std::size_t i) const noexcept { return Scalar(y_[i]); }
+  // β and the gradient may be any Eigen vectors of size Dim over Scalar: Vec, or the maps the
+  // samplers pass (core/model.hpp).
+
   /// η_i = x_iᵀβ.
-  Scalar linear(std::size_t i, const Vec& beta) const noexcept { return row(i).dot(beta); }
+  template <class B>
+  Scalar linear(std::size_t i, const Eigen::MatrixBase<B>& beta) const noexcept {
+    return row(i).dot(beta);
+  }
   /// Predictive probability P(y_i = 1 | x_i, β) = σ(η_i).
-  Scalar probability(std::size_t i, const Vec& beta) const noexcept {
+  template <class B>
+  Scalar probability(std::size_t i, const Eigen::MatrixBase<B>& beta) const noexcept {
     return sigmoid(linear(i, beta));
   }
 
   /// −log p(y_i | x_i, β) = log(1 + e^{η_i}) − y_i η_i.
-  Scalar example_potential(std::size_t i, const Vec& beta) const noexcept {
+  template <class B>
+  Scalar example_potential(std::size_t i, const Eigen::MatrixBase<B>& beta) const noexcept {
     const Scalar eta = linear(i, beta);
     return softplus(eta) - label(i) * eta;
   }
   /// acc += −∇log p(y_i | x_i, β) = (σ(η_i) − y_i) x_i (the MinibatchGradient per-example hook).
-  void add_gradient(std::uint32_t i, const Vec& beta, Vec& acc) const noexcept {
+  template <class B, class A>
+  void add_gradient(std::uint32_t i, const Eigen::MatrixBase<B>& beta,
+                    Eigen::MatrixBase<A>& acc) const noexcept {
     const RowMap xi = row(i);
     acc += (sigmoid(xi.dot(beta)) - label(i)) * xi;
   }
   /// −log p(β) = ‖β‖² / (2 s²) (normalising constant dropped).
-  Scalar prior_potential(const Vec& beta) const noexcept {
+  template <class B>
+  Scalar prior_potential(const Eigen::MatrixBase<B>& beta) const noexcept {
     return Scalar(0.5) * prior_precision_ * beta.squaredNorm();
   }
   /// acc += −∇log p(β) = β / s² (the MinibatchGradient prior hook).
-  void add_prior_gradient(const Vec& beta, Vec& acc) const noexcept {
+  template <class B, class A>
+  void add_prior_gradient(const Eigen::MatrixBase<B>& beta,
+                          Eigen::MatrixBase<A>& acc) const noexcept {
     acc += prior_precision_ * beta;
   }
 
   /// Full-data U(β) and ∇U(β) in one pass over the rows; returns U, writes grad.
-  Scalar potential_and_gradient(const Vec& beta, Vec& grad) const noexcept {
+  template <class B, class G>
+  Scalar potential_and_gradient(const Eigen::MatrixBase<B>& beta,
+                                Eigen::MatrixBase<G>& grad) const noexcept {
     if (!valid_) {
       grad.setConstant(nan());
       return nan();
@@ -122,7 +137,8 @@ class LogisticRegression {
     return u;
   }
   /// Full-data gradient ∇U(β) (the sampler model concept, core/model.hpp).
-  void gradient(const Vec& beta, Vec& grad) const noexcept {
+  template <class B, class G>
+  void gradient(const Eigen::MatrixBase<B>& beta, Eigen::MatrixBase<G>& grad) const noexcept {
     if (!valid_) {
       grad.setConstant(nan());
       return;
@@ -131,7 +147,8 @@ class LogisticRegression {
     for (std::size_t i = 0; i < rows_; ++i) add_gradient(static_cast<std::uint32_t>(i), beta, grad);
   }
   /// Full-data potential U(β) (for HMC's and NUTS's Metropolis / multinomial weights).
-  Scalar potential(const Vec& beta) const noexcept {
+  template <class B>
+  Scalar potential(const Eigen::MatrixBase<B>& beta) const noexcept {
     if (!valid_) return nan();
     Scalar u = prior_potential(beta);
     for (std::size_t i = 0; i < rows_; ++i) u += example_potential(i, beta);

@@ -60,6 +60,14 @@ class SamplerBase {
     static_cast<void>(start(z, theta0, rng));
     return z;
   }
+  /// The same from a position vector, so that a braced list works: start({0.0f, -1.0f}).
+  State start(const Vector<Scalar, Dim>& theta0) const noexcept {
+    return start<Vector<Scalar, Dim>>(theta0);
+  }
+  template <class Rng>
+  State start(const Vector<Scalar, Dim>& theta0, Rng& rng) const noexcept {
+    return start<Vector<Scalar, Dim>, Rng>(theta0, rng);
+  }
   /// Resets z (any State or StateMap of this sampler) to θ0. InvalidParameter (z untouched) if
   /// the sampler is invalid or θ0 is not finite.
   template <class St, class X>
@@ -159,9 +167,14 @@ class RecipeSampler
   static constexpr int noise_dim = RecipeT::noise_dim;
   /// Scalars step_with_noise reads (the real-time split, run/realtime.hpp).
   static constexpr int noise_size = noise_dim;
+  /// True iff step_with_noise is the whole of step. A sampler whose step also keeps bookkeeping
+  /// or draws more than normals (SGMGT's resampling, the learned refresh) sets it false: its
+  /// step_with_noise does not compile, and recipe().step_with_noise is the dynamics alone.
+  static constexpr bool has_noise_tick = true;
   /// Draws what one step_with_noise(z, model, out) reads: noise_size normals.
   template <class Rng>
   static void fill_noise(Rng& rng, Scalar* out) noexcept {
+    check_noise_tick();
     fill_normal(rng, out, noise_size);
   }
 
@@ -200,6 +213,7 @@ class RecipeSampler
   /// Recipe::step_with_noise): the real-time "tick" when the normals were drawn ahead of time.
   template <class St, class Model>
   Status step_with_noise(St& z, const Model& model, const Scalar* zeta) const noexcept {
+    check_noise_tick();
     if (Status s = this->status(); !s) return s;
     return recipe_.step_with_noise(z, model, zeta);
   }
@@ -240,6 +254,13 @@ class RecipeSampler
   template <class, class, int, class, class, class>
   friend class SamplerBase;
   enum class VhatKind : unsigned char { Isotropic, Values, External };
+
+  static constexpr void check_noise_tick() noexcept {
+    static_assert(Derived::has_noise_tick,
+                  "sgmcmc: this sampler's step keeps bookkeeping or draws more than normals "
+                  "(SGMGT's resampling, the learned refresh), so it has no step_with_noise; "
+                  "recipe().step_with_noise is its dynamics alone (no counter, no resampling)");
+  }
 
   /// Re-applies T and V̂ (kept across set_params) to the recipe; the recipe's status.
   Status rebuild() noexcept {

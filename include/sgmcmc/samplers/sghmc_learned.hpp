@@ -107,6 +107,8 @@ class SGHMCLearnedRefresh
 
  public:
   using Params = SGHMCLearnedRefreshParams<Scalar>;
+  /// step also learns lengths and refreshes p: no step_with_noise.
+  static constexpr bool has_noise_tick = false;
   using Lengths = LearnedLengths<Capacity>;
   using Extra = LearnedRefreshExtra<Capacity>;
 

@@ -105,6 +105,8 @@ class MonomialGammaSampler : public RecipeSampler<Derived, RecipeT, Params, 2, M
  public:
   using typename Base::Scalar;
   static constexpr int dim = RecipeT::dim;
+  /// step also advances the counter and resamples (Gamma draws): no step_with_noise.
+  static constexpr bool has_noise_tick = false;
 
   /// Resampling period R (0: never).
   std::uint32_t resample_period() const noexcept {

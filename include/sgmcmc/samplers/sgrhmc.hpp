@@ -208,7 +208,7 @@ struct PotentialMetric {
                   "inside a step (or Recipe::gamma(z, model))");
     using std::abs;
     using std::sqrt;
-    T a = abs(T(ctx.model.potential(theta)) + T(shift));
+    T a = abs(detail::potential_at(ctx.model, theta) + T(shift));
     if (a < T(floor)) a = T(floor);  // a constant: zero derivative where the floor is active
     return T(T(scale) * T(sqrt(a)));
   }
@@ -225,7 +225,7 @@ struct PotentialMetricSqrtDivergence {
   Vector<Scalar, Dim> operator()(const Vector<Scalar, Dim>& theta, const Ctx& ctx) const noexcept {
     static_assert(!std::is_same_v<Ctx, NoContext>,
                   "sgmcmc: PotentialMetricSqrtDivergence needs the step's model and gradient");
-    const Scalar x = Scalar(ctx.model.potential(theta)) + metric.shift;
+    const Scalar x = detail::potential_at(ctx.model, theta) + metric.shift;
     const Scalar a = std::abs(x);
     if (!(a > metric.floor)) return Vector<Scalar, Dim>::Zero();
     const Scalar c = std::sqrt(metric.scale) / Scalar(4) / std::pow(a, Scalar(0.75));
@@ -243,7 +243,7 @@ struct PotentialMetricDivergence {
   Vector<Scalar, Dim> operator()(const Vector<Scalar, Dim>& theta, const Ctx& ctx) const noexcept {
     static_assert(!std::is_same_v<Ctx, NoContext>,
                   "sgmcmc: PotentialMetricDivergence needs the step's model and gradient");
-    const Scalar x = Scalar(ctx.model.potential(theta)) + metric.shift;
+    const Scalar x = detail::potential_at(ctx.model, theta) + metric.shift;
     const Scalar a = std::abs(x);
     if (!(a > metric.floor)) return Vector<Scalar, Dim>::Zero();
     const Scalar c = metric.scale / (Scalar(2) * std::sqrt(a));
@@ -264,9 +264,9 @@ struct GSGRHMCParams {
 
 /// gSGRHMC with the synthetic metric (MATH.md §5.1). Γ is analytic by default
 /// (PotentialMetricSqrtDivergence, from the step's gradient); Divergence = AutoGamma
-/// differentiates the model's potential instead (tested equal). The model must provide
-/// template <class T> T potential(const Vector<T, Dim>&) const: the minibatch value Ũ matching
-/// the gradient. Integrator: ExplicitEuler (Algorithm 1, the default here) or KickDrift.
+/// differentiates the model's potential instead (tested equal). The model's potential is the
+/// minibatch value Ũ matching the gradient; for AutoGamma it must be a template over the Eigen
+/// type of θ (or over the scalar: template <class T> T potential(const Vector<T, Dim>&) const). Integrator: ExplicitEuler (Algorithm 1, the default here) or KickDrift.
 /// A metric with D ≤ 0, floor ≤ 0 or a non-finite D, C or floor makes status() and every step
 /// InvalidParameter (PotentialMetric::valid, checked by the recipe at configuration).
 template <class Scalar, int Dim, class Divergence = PotentialMetricSqrtDivergence<Scalar>,
