@@ -33,13 +33,15 @@ constexpr int kBins = 60;         ///< width 0.1 on [−3, 3]
 constexpr float kLo = -3.0f;
 constexpr float kBinsPerUnit = 10.0f;
 
-/// U = θ⁴ − 2θ².
+/// U = θ⁴ − 2θ² (templates over the Eigen maps the engine passes: core/model.hpp).
 struct DoubleWell {
-  void gradient(const Vec& th, Vec& g) const noexcept {
+  template <class Theta, class Grad>
+  void gradient(const Theta& th, Grad& g) const noexcept {
     const float t = th[0];
     g[0] = 4.0f * t * t * t - 4.0f * t;
   }
-  float potential(const Vec& th) const noexcept {
+  template <class Theta>
+  float potential(const Theta& th) const noexcept {
     const float t2 = th[0] * th[0];
     return t2 * t2 - 2.0f * t2;
   }

@@ -13,13 +13,18 @@ namespace fw {
 inline constexpr int kDim = 2;
 using Vec = sgmcmc::Vector<float, kDim>;
 
+// Every model is written against the model concept (core/model.hpp): templates over the Eigen
+// types of θ and the gradient, so the engine passes maps of the state's memory, no copies.
+
 /// U(θ) = Σ θ_i² / (2 σ_i²) with σ = (1, 1.5): an axis-aligned Gaussian, mean 0.
 struct Gaussian {
   static constexpr float kVar[kDim] = {1.0f, 2.25f};  ///< σ_i²
-  void gradient(const Vec& th, Vec& g) const noexcept {
+  template <class Theta, class Grad>
+  void gradient(const Theta& th, Grad& g) const noexcept {
     for (int i = 0; i < kDim; ++i) g[i] = th[i] / kVar[i];
   }
-  float potential(const Vec& th) const noexcept {
+  template <class Theta>
+  float potential(const Theta& th) const noexcept {
     float u = 0.0f;
     for (int i = 0; i < kDim; ++i) u += 0.5f * th[i] * th[i] / kVar[i];
     return u;
@@ -28,22 +33,38 @@ struct Gaussian {
 
 /// Gradient is NaN: every sampler must return NonFiniteGradient.
 struct NanGradient {
-  void gradient(const Vec&, Vec& g) const noexcept {
+  template <class Theta, class Grad>
+  void gradient(const Theta&, Grad& g) const noexcept {
     g.setConstant(std::numeric_limits<float>::quiet_NaN());
   }
-  float potential(const Vec&) const noexcept { return 0.0f; }
+  template <class Theta>
+  float potential(const Theta&) const noexcept {
+    return 0.0f;
+  }
 };
 
 /// Gradient is finite but huge: with a large step the next state overflows (NonFiniteState).
 struct HugeGradient {
-  void gradient(const Vec&, Vec& g) const noexcept { g.setConstant(3.0e38f); }
-  float potential(const Vec&) const noexcept { return 0.0f; }
+  template <class Theta, class Grad>
+  void gradient(const Theta&, Grad& g) const noexcept {
+    g.setConstant(3.0e38f);
+  }
+  template <class Theta>
+  float potential(const Theta&) const noexcept {
+    return 0.0f;
+  }
 };
 
 /// Finite gradient, NaN potential: HMC's Metropolis test must refuse it.
 struct NanPotential {
-  void gradient(const Vec& th, Vec& g) const noexcept { g = th; }
-  float potential(const Vec&) const noexcept { return std::numeric_limits<float>::quiet_NaN(); }
+  template <class Theta, class Grad>
+  void gradient(const Theta& th, Grad& g) const noexcept {
+    g = th;
+  }
+  template <class Theta>
+  float potential(const Theta&) const noexcept {
+    return std::numeric_limits<float>::quiet_NaN();
+  }
 };
 
 }  // namespace fw

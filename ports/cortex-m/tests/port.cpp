@@ -24,7 +24,7 @@ namespace {
 static_assert(sgmcmc::is_rng_v<Rng>);
 static_assert(sgmcmc::is_clock_v<Clock>);
 static_assert(Rng::min() == 0u && Rng::max() == ~std::uint64_t(0));
-static_assert(!sgmcmc::HasFillNormal<Rng, float, 8>::value, "uses the portable transform");
+static_assert(!sgmcmc::HasFillNormal<Rng, float>::value, "uses the portable transform");
 static_assert(Clock::ticks_per_second() == 25000000u);
 
 // Known answers: xoshiro256++ seeded by four SplitMix64 outputs of 42, streams by the published

@@ -43,13 +43,13 @@ void check_close(const char* what, const V& got, const V& expected) {
   SGMCMC_CHECK(err <= 1e-6f * scale);
 }
 
-/// The zero-noise step of s from z0 and Γ(z0) (Recipe::gamma, the model in the context) against
-/// the hand-written expected state and Γ.
+/// The zero-noise step of s from z0 and Γ(z0) (the sampler's Recipe::gamma, the model in the
+/// context) against the hand-written expected state and Γ.
 template <class S, class Model>
 void check_step_and_gamma(const char* what, const S& s, const Model& model, const StateOf<S>& z0,
                           const StateOf<S>& expected, const StateOf<S>& gamma) {
   StateOf<S> z = z0;
-  const StateOf<S> gamma_engine = s.gamma(z0, model);
+  const auto gamma_engine = s.recipe().gamma(z0, model);  // a BlockState
   SGMCMC_CHECK(static_cast<bool>(s.step_with_noise(z, model, S::NoiseVector::Zero())));
   Line() << "  " << what << '\n';
   check_close("    Gamma", gamma_engine.flat(), gamma.flat());

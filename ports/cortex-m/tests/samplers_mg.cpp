@@ -48,29 +48,30 @@ Z mg_state() {
 }
 
 /// Γ of the (p, ξ) block with the flipped sign (Γ_ξ = +γ diag∇²K_c; MATH.md §1.4 row 1), and
-/// with Γ dropped: the negative controls (the aggregate form KineticCoupling requires).
+/// with Γ dropped: the negative controls, per coordinate (x is one lane: x.momentum() is p_i) in
+/// the aggregate form {kinetic, gamma} that the samplers' make_recipe<Gamma> fills in.
 struct FlippedGamma {
   sgmcmc::SoftMonomialGammaKinetic<float> kinetic{};
   float gamma{1};
-  template <class Z>
-  Vec rows(const Z&) const noexcept {
-    return Vec::Zero();
+  template <class X>
+  float rows(const X&) const noexcept {
+    return 0.0f;
   }
-  template <class Z>
-  Vec cols(const Z& z) const noexcept {
-    return -kinetic.curvature(z.momentum()) * gamma;
+  template <class X>
+  float cols(const X& x) const noexcept {
+    return -kinetic.curvature1(x.momentum()) * gamma;
   }
 };
 struct NoGamma {
   sgmcmc::SoftMonomialGammaKinetic<float> kinetic{};
   float gamma{1};
-  template <class Z>
-  Vec rows(const Z&) const noexcept {
-    return Vec::Zero();
+  template <class X>
+  float rows(const X&) const noexcept {
+    return 0.0f;
   }
-  template <class Z>
-  Vec cols(const Z&) const noexcept {
-    return Vec::Zero();
+  template <class X>
+  float cols(const X&) const noexcept {
+    return 0.0f;
   }
 };
 
@@ -94,14 +95,15 @@ void mg_quantities(const S& s, const StateOf<S>& z, double (&x)[kMgQ]) {
                 double(kinetic_temperature(s, z.momentum()[1])));
 }
 
-/// Runs `s` from θ = 0 (p, ξ drawn from their exact laws) through the batch means, recording
-/// every kThin-th state (the quantities cost half a step in soft-float double; kThin is far
-/// below the autocorrelation times, so little information is lost); `heat` multiplies the
-/// standard normals of the noise segment starting at `segment` (1: none).
+/// Runs a chain of `stepper` (s itself, or a variant recipe of s: its step_with_noise) from θ = 0
+/// (p, ξ drawn from their exact laws by s) through the batch means, recording every kThin-th
+/// state (the quantities cost half a step in soft-float double; kThin is far below the
+/// autocorrelation times, so little information is lost); `heat` multiplies the standard normals
+/// of the noise segment starting at `segment` (1: none).
 constexpr long kThin = 4;
-template <class S>
-bool mg_chain(const S& s, std::uint64_t seed, long burn_in, BatchMeans<kMgQ>& bm, float heat = 1.0f,
-              int segment = 0) {
+template <class S, class Stepper>
+bool mg_chain(const S& s, const Stepper& stepper, std::uint64_t seed, long burn_in,
+              BatchMeans<kMgQ>& bm, float heat = 1.0f, int segment = 0) {
   Rng rng(seed);
   StateOf<S> z = s.start(Vec::Zero(), rng);
   const fw::Gaussian model;
@@ -111,7 +113,7 @@ bool mg_chain(const S& s, std::uint64_t seed, long burn_in, BatchMeans<kMgQ>& bm
     typename S::NoiseVector zeta;
     sgmcmc::fill_normal(rng, zeta);
     if (heat != 1.0f) zeta.template segment<fw::kDim>(segment) *= heat;
-    ok = static_cast<bool>(s.step_with_noise(z, model, zeta)) && ok;
+    ok = static_cast<bool>(stepper.step_with_noise(z, model, zeta)) && ok;
     if (i < 0 || i % kThin != 0) continue;
     mg_quantities(s, z, x);
     bm.add(x);
@@ -132,12 +134,22 @@ bool mg_ok(const BatchMeans<kMgQ>& bm, double xi_mean, double rel_theta, double 
   return ok;
 }
 
-/// Resampling on the user-owned counter (MATH.md §3.5), R = 4: step(z, model, rng, t) redraws p
-/// from exp(−K_c) when t ≡ 0 (mod R) and ξ from exp(−F) when t ≡ ⌊R/2⌋, then steps once; bit
-/// for bit the same as doing so by hand with the same stream (and, at those t, not the same as
-/// a plain step), and t advances by one. The Gibbs draws follow their laws: over 4000 draws,
-/// E ξ = centre and Var ξ = 1/weight (A, 1 for SGMGT; σ_p, γ for SGMGT-D), and the kinetic
-/// temperature E p∂K_c(p) = 1, each within 5 standard errors.
+/// A state of s with its step counter (the state's bookkeeping) set to t.
+template <class S>
+StateOf<S> with_counter(StateOf<S> z, std::uint64_t t) {
+  sgmcmc::MonomialGammaExtra e = z.extra();
+  e.steps = t;
+  z.set_extra(e);
+  return z;
+}
+
+/// Resampling on the state's step counter t = z.extra().steps (MATH.md §3.5), R = 4: step(z,
+/// model, rng) steps once, advances t by one, and then redraws p from exp(−K_c) if the new
+/// t ≡ 0 (mod R) and ξ from exp(−F) if t ≡ ⌊R/2⌋; bit for bit the same as a plain step of the
+/// recipe followed by those draws by hand from the same stream (and, at those t, not the same
+/// as the plain step alone). The Gibbs draws follow their laws: over 4000 draws, E ξ = centre
+/// and Var ξ = 1/weight (A, 1 for SGMGT; σ_p, γ for SGMGT-D), and the kinetic temperature
+/// E p∂K_c(p) = 1, each within 5 standard errors.
 template <class S>
 void check_resampling(const S& s, const StateOf<S>& z0) {
   typename S::Params q = s.params();
@@ -145,26 +157,33 @@ void check_resampling(const S& s, const StateOf<S>& z0) {
   const S r(q);
   SGMCMC_CHECK(r.resample_period() == 4U);
   bool same = true;
-  for (std::uint64_t t0 : {0U, 1U, 2U, 3U, 8U, 10U}) {
+  int resampled = 0;
+  for (std::uint64_t t0 : {0U, 1U, 2U, 3U, 7U, 9U}) {
+    const std::uint64_t t1 = t0 + 1;
     Rng r1(9), r2(9), r3(9);
-    StateOf<S> z = z0, w = z0, plain = z0;
-    std::uint64_t t = t0;
-    same = static_cast<bool>(r.step(z, fw::Gaussian(), r1, t)) && t == t0 + 1 && same;
-    if (t0 % 4 == 0) r.resample_momentum(w, r2);
-    if (t0 % 4 == 2) r.resample_thermostat(w, r2);
-    same = static_cast<bool>(r.step(w, fw::Gaussian(), r2)) && same;
-    same = static_cast<bool>(r.step(plain, fw::Gaussian(), r3)) && same;
-    same = same && z == w && ((z == plain) == (t0 % 2 == 1));
+    StateOf<S> z = with_counter<S>(z0, t0), w = z, plain = z;
+    same = static_cast<bool>(r.step(z, fw::Gaussian(), r1)) && z.extra().steps == t1 && same;
+    same = static_cast<bool>(r.recipe().step(w, fw::Gaussian(), r2)) && same;  // no resampling
+    if (t1 % 4 == 0) same = static_cast<bool>(r.resample_momentum(w, r2)) && same;
+    if (t1 % 4 == 2) same = static_cast<bool>(r.resample_thermostat(w, r2)) && same;
+    w = with_counter<S>(w, t1);
+    same = static_cast<bool>(r.recipe().step(plain, fw::Gaussian(), r3)) && same;
+    plain = with_counter<S>(plain, t1);
+    const bool resamples = t1 % 2 == 0;
+    resampled += resamples ? 1 : 0;
+    same = same && z == w && ((z == plain) != resamples);
   }
   SGMCMC_CHECK(same);
+  SGMCMC_CHECK(resampled == 4);  // t = 2, 4, 8, 10: ξ, p, p, ξ
 
   constexpr int kDraws = 4000;
   Rng rng(17);
   StateOf<S> w = z0;
   double xi = 0.0, xi2 = 0.0, kin = 0.0, kin2 = 0.0;
+  bool drawn = true;
   for (int i = 0; i < kDraws; ++i) {
-    r.resample_thermostat(w, rng);
-    r.resample_momentum(w, rng);
+    drawn = static_cast<bool>(r.resample_thermostat(w, rng)) && drawn;
+    drawn = static_cast<bool>(r.resample_momentum(w, rng)) && drawn;
     for (int j = 0; j < fw::kDim; ++j) {
       const double x = w.thermostat()[j] - r.thermostat_energy().center;
       const double e = kinetic_temperature(r, w.momentum()[j]);
@@ -174,6 +193,7 @@ void check_resampling(const S& s, const StateOf<S>& z0) {
       kin2 += e * e;
     }
   }
+  SGMCMC_CHECK(drawn);
   const double n = 2.0 * kDraws, v = 1.0 / r.thermostat_energy().weight;
   const double kin_sd = std::sqrt(kin2 / n - (kin / n) * (kin / n));
   bool ok = moment_ok("Gibbs E xi - centre ", xi / n, std::sqrt(v / n), 0.0, 0.0);
@@ -182,21 +202,17 @@ void check_resampling(const S& s, const StateOf<S>& z0) {
   SGMCMC_CHECK(ok);
 }
 
-/// A refused step(z, model, rng, t) leaves the counter alone as well as the state.
+/// A refused step leaves the counter alone as well as the state (t = 3: the step would make
+/// t = 4 and redraw p after it).
 template <class S>
 void check_counter_unchanged(const S& s, const StateOf<S>& z0) {
   typename S::Params q = s.params();
   q.resample_period = 4;
   const S r(q);
-  Rng rng(5);
-  std::uint64_t t = 4;  // a resampling step: p would be redrawn first
-  StateOf<S> z = nan_state(r);
-  const StateOf<S> zb = z;
-  SGMCMC_CHECK(r.step(z, fw::Gaussian(), rng, t) == StatusCode::NonFiniteState);
-  SGMCMC_CHECK(std::memcmp(&z, &zb, sizeof z) == 0);
-  StateOf<S> w = z0;
-  SGMCMC_CHECK(r.step(w, fw::NanGradient(), rng, t) == StatusCode::NonFiniteGradient);
-  SGMCMC_CHECK(t == 4U && w == z0);
+  check_rejects("NaN position, counter 3", r, fw::Gaussian(), with_counter<S>(nan_state(r), 3),
+                StatusCode::NonFiniteState);
+  check_rejects("NaN gradient, counter 3", r, fw::NanGradient(), with_counter<S>(z0, 3),
+                StatusCode::NonFiniteGradient);
 }
 
 #endif
@@ -305,7 +321,7 @@ void run() {
   const double rel_theta = 0.036, bias_xi = 0.10, bias_kin = 0.016;
   {
     BatchMeans<kMgQ> bm(10000);
-    SGMCMC_CHECK(mg_chain(s, 2024, 5000, bm));
+    SGMCMC_CHECK(mg_chain(s, s, 2024, 5000, bm));
     SGMCMC_CHECK(mg_ok(bm, p.diffusion, rel_theta, bias_xi, bias_kin));
   }
   // Negative controls, the same checks on 80000 steps (wider 5 SE): Γ with the flipped sign
@@ -314,22 +330,22 @@ void run() {
   // compensates: ξ settles near 1.69 A, which keeps θ nearly right but E ξ far off).
   Line() << "negative control: flipped Gamma (must be outside)\n";
   {
-    const sgmcmc::SGMGT<float, fw::kDim, sgmcmc::MonomialGammaSweep, FlippedGamma> wrong(p);
+    const auto wrong = S::make_recipe<FlippedGamma>(p);
     BatchMeans<kMgQ> bm(500);
-    static_cast<void>(mg_chain(wrong, 2025, 2000, bm));
+    static_cast<void>(mg_chain(s, wrong, 2025, 2000, bm));
     SGMCMC_CHECK(!mg_ok(bm, p.diffusion, rel_theta, bias_xi, bias_kin));
   }
   Line() << "negative control: Gamma dropped (must be outside)\n";
   {
-    const sgmcmc::SGMGT<float, fw::kDim, sgmcmc::MonomialGammaSweep, NoGamma> wrong(p);
+    const auto wrong = S::make_recipe<NoGamma>(p);
     BatchMeans<kMgQ> bm(500);
-    static_cast<void>(mg_chain(wrong, 2026, 2000, bm));
+    static_cast<void>(mg_chain(s, wrong, 2026, 2000, bm));
     SGMCMC_CHECK(!mg_ok(bm, p.diffusion, rel_theta, bias_xi, bias_kin));
   }
   Line() << "negative control: momentum noise 1.3x too large (must be outside)\n";
   {
     BatchMeans<kMgQ> bm(500);
-    static_cast<void>(mg_chain(s, 2027, 2000, bm, 1.3f, 0));
+    static_cast<void>(mg_chain(s, s, 2027, 2000, bm, 1.3f, 0));
     SGMCMC_CHECK(!mg_ok(bm, p.diffusion, rel_theta, bias_xi, bias_kin));
   }
 }
@@ -468,22 +484,22 @@ void run() {
   const double rel_theta = 0.016, bias_xi = 0.06, bias_kin = 0.0065;
   {
     BatchMeans<kMgQ> bm(7500);
-    SGMCMC_CHECK(mg_chain(s, 2024, 5000, bm));
+    SGMCMC_CHECK(mg_chain(s, s, 2024, 5000, bm));
     SGMCMC_CHECK(mg_ok(bm, p.sigma_p, rel_theta, bias_xi, bias_kin));
   }
   // Negative controls on 80000 and 160000 steps: Γ with the flipped sign, and θ's noise 1.3x
   // too large (extra diffusion without its −σ_θ∇U drift: Var θ about 1.3x).
   Line() << "negative control: flipped Gamma (must be outside)\n";
   {
-    const sgmcmc::SGMGTD<float, fw::kDim, sgmcmc::MonomialGammaSweep, FlippedGamma> wrong(p);
+    const auto wrong = S::make_recipe<FlippedGamma>(p);
     BatchMeans<kMgQ> bm(500);
-    static_cast<void>(mg_chain(wrong, 2025, 2000, bm));
+    static_cast<void>(mg_chain(s, wrong, 2025, 2000, bm));
     SGMCMC_CHECK(!mg_ok(bm, p.sigma_p, rel_theta, bias_xi, bias_kin));
   }
   Line() << "negative control: theta noise 1.3x too large (must be outside)\n";
   {
     BatchMeans<kMgQ> bm(1000);
-    static_cast<void>(mg_chain(s, 2026, 2000, bm, 1.3f, 0));
+    static_cast<void>(mg_chain(s, s, 2026, 2000, bm, 1.3f, 0));
     SGMCMC_CHECK(!mg_ok(bm, p.sigma_p, rel_theta, bias_xi, bias_kin));
   }
 }
@@ -492,65 +508,47 @@ void run() {
 constexpr const char* kName = "SGHMCLearnedRefresh";
 
 using S = sgmcmc::SGHMCLearnedRefresh<float, fw::kDim, 32>;
+/// Plain kick–drift SGHMC with the same h, C, m: what the learned refresh runs between refreshes.
+using Plain = sgmcmc::SGHMC<float, fw::kDim>;
 
-/// SGHMCLearnedRefresh::step on a fixed schedule, in the step(z, model, rng) form of the shared
-/// checks; the countdown is the caller's, so a check can see that a refusal leaves it alone.
-struct Scheduled {
-  using StateType = S::StateType;
-  const S& s;
-  const S::Lengths& lengths;
-  sgmcmc::RefreshCountdown* countdown;
-  template <class Model, class R>
-  sgmcmc::Status step(StateType& z, const Model& model, R& rng) const noexcept {
-    return s.step(z, model, rng, lengths, *countdown);
-  }
-};
-/// The same for warmup_step with the caller's learner.
-struct Warmup {
-  using StateType = S::StateType;
-  const S& s;
-  S::Learner* learner;
-  template <class Model, class R>
-  sgmcmc::Status step(StateType& z, const Model& model, R& rng) const noexcept {
-    return s.warmup_step(z, model, rng, *learner);
-  }
-};
+Plain plain_of(const S& s) {
+  return Plain({s.params().step_size, s.params().friction, s.params().mass});
+}
 
-/// check_rejects for step (countdown 0, so a refresh precedes the failing step, and 4) and
-/// warmup_step (learner idle, so a refresh starts a trajectory, and mid-trajectory); the
-/// countdown and the learner must come back unchanged too.
+/// z with its bookkeeping replaced by e.
+StateOf<S> with_extra(StateOf<S> z, const S::Extra& e) {
+  z.set_extra(e);
+  return z;
+}
+
+/// check_rejects in the four situations of the state's bookkeeping: sampling with 0 steps left
+/// (a refresh precedes the failing step) and with 4 left; warm-up idle (a refresh starts a
+/// trajectory) and mid-trajectory. The bookkeeping is part of the value check_rejects compares,
+/// so it must come back unchanged too.
 template <class Model>
 void check_all_reject(const char* what, const S& s, const Model& model, const StateOf<S>& z,
-                      StatusCode expected, StatusCode alternative = StatusCode::Ok) {
-  static constexpr const char* kVariant[4] = {", step (countdown 0)", ", step (countdown 4)",
-                                              ", warmup_step (idle)",
-                                              ", warmup_step (mid-trajectory)"};
+                      StatusCode expected) {
+  static constexpr const char* kVariant[4] = {", sampling (0 left)", ", sampling (4 left)",
+                                              ", warm-up (idle)", ", warm-up (mid-trajectory)"};
   char label[4][96];
   for (int v = 0; v < 4; ++v) {
     std::strncpy(label[v], what, 60);
     label[v][60] = '\0';
     std::strncat(label[v], kVariant[v], 35);
   }
-  S::Lengths lengths;
-  lengths.add(3);
-  lengths.add(7);
+  S::Extra sampling;  // full lengths: the sampling phase
+  for (std::uint32_t len = 1; sampling.lengths.add(len % 7 + 3); ++len) {
+  }
   for (std::uint32_t left : {0U, 4U}) {
-    sgmcmc::RefreshCountdown cd{left};
-    check_rejects(label[left == 0U ? 0 : 1], Scheduled{s, lengths, &cd}, model, z, expected,
-                  alternative);
-    SGMCMC_CHECK(cd.remaining == left);
+    sampling.remaining = left;
+    check_rejects(label[left == 0U ? 0 : 1], s, model, with_extra(z, sampling), expected);
   }
   for (int running = 0; running <= 1; ++running) {
-    S::Learner learner;
-    learner.lengths.add(5);
-    learner.running = running == 1;
-    learner.steps = running == 1 ? 3U : 0U;
-    learner.origin = Vec(0.1f, -0.2f);
-    const S::Learner before = learner;
-    check_rejects(label[2 + running], Warmup{s, &learner}, model, z, expected, alternative);
-    SGMCMC_CHECK(learner.lengths.values == before.lengths.values &&
-                 learner.lengths.count == before.lengths.count && learner.origin == before.origin &&
-                 learner.steps == before.steps && learner.running == before.running);
+    S::Extra warmup;
+    warmup.lengths.add(5);
+    warmup.running = running == 1;
+    warmup.steps = running == 1 ? 3U : 0U;
+    check_rejects(label[2 + running], s, model, with_extra(z, warmup), expected);
   }
 }
 
@@ -590,7 +588,8 @@ Eigen::Matrix2d learned_refresh_moments(double h, double c, double m, double lam
 }
 
 /// Stationarity quantities: θ₀, θ₁, θ₀², θ₁², r₀², r₁².
-void learned_quantities(const StateOf<S>& w, double (&x)[6]) {
+template <class Z>
+void learned_quantities(const Z& w, double (&x)[6]) {
   double pm[4];
   position_moments(w, pm);
   for (int i = 0; i < 4; ++i) x[i] = pm[i];
@@ -618,59 +617,64 @@ void run() {
   SGMCMC_CHECK(static_cast<bool>(s.status()));
 
   Line() << "conformance\n";
+  const Plain plain = plain_of(s);
+  SGMCMC_CHECK(static_cast<bool>(plain.status()));
   StateOf<S> z0 = s.start(start_position());
   z0.momentum() = Vec(0.3f, 0.5f);
+  // Sampling starts once the state's lengths are full: 32 fixed ones, 3, 5 and 9 steps.
   S::Lengths fixed;
-  for (std::uint32_t len : {3U, 5U, 9U}) fixed.add(len);
-  {  // same seed, same chain and schedule (bit for bit, every step); another seed, another chain
-    Rng a(11), b(11), c(12);
-    StateOf<S> za = z0, zb = z0, zc = z0;
-    sgmcmc::RefreshCountdown ca, cb, cc;
-    bool ok = true, same = true;
-    for (int i = 0; i < 300; ++i) {
-      ok = static_cast<bool>(s.step(za, fw::Gaussian(), a, fixed, ca)) && ok;
-      ok = static_cast<bool>(s.step(zb, fw::Gaussian(), b, fixed, cb)) && ok;
-      ok = static_cast<bool>(s.step(zc, fw::Gaussian(), c, fixed, cc)) && ok;
-      same = same && za == zb && ca.remaining == cb.remaining;
-    }
-    SGMCMC_CHECK(ok);
-    SGMCMC_CHECK(same);
-    SGMCMC_CHECK(za != zc);
+  constexpr std::uint32_t kFixed[3] = {3U, 5U, 9U};
+  for (int i = 0; fixed.add(kFixed[i % 3]); ++i) {
   }
-  {  // countdown > 0: exactly SGHMC's step; countdown 0: r ~ N(0, mI), L drawn, SGHMC's step
+  StateOf<S> zs = z0;  // sampling with the fixed lengths, a refresh due
+  SGMCMC_CHECK(static_cast<bool>(s.set_lengths(zs, fixed)));
+  SGMCMC_CHECK(zs.extra().lengths.full() && zs.extra().remaining == 0 && !zs.extra().running);
+  // Same seed, same chain and schedule (the schedule is the state's bookkeeping, which == also
+  // compares), bit for bit, every step; another seed, another chain.
+  check_deterministic(s, zs, true);
+  {  // steps left > 0: exactly SGHMC's step; 0 left: r ~ N(0, mI), L drawn, SGHMC's step
     Rng r1(3), r2(3);
-    StateOf<S> z = z0, w = z0;
-    sgmcmc::RefreshCountdown cd{4};
-    SGMCMC_CHECK(static_cast<bool>(s.step(z, fw::Gaussian(), r1, fixed, cd)));
-    SGMCMC_CHECK(static_cast<bool>(s.sghmc().step(w, fw::Gaussian(), r2)));
-    SGMCMC_CHECK(z == w && cd.remaining == 3);
-    cd.remaining = 0;
-    SGMCMC_CHECK(static_cast<bool>(s.step(z, fw::Gaussian(), r1, fixed, cd)));
-    s.sghmc().refresh_momentum(w, r2);
+    S::Extra e = zs.extra();
+    e.remaining = 4;
+    StateOf<S> z = with_extra(zs, e);
+    Plain::State w = plain.start(z0.position());
+    w.momentum() = z0.momentum();
+    SGMCMC_CHECK(static_cast<bool>(s.step(z, fw::Gaussian(), r1)));
+    SGMCMC_CHECK(static_cast<bool>(plain.step(w, fw::Gaussian(), r2)));
+    SGMCMC_CHECK(z.position() == w.position() && z.momentum() == w.momentum() &&
+                 z.extra().remaining == 3);
+    e = z.extra();
+    e.remaining = 0;
+    z.set_extra(e);
+    SGMCMC_CHECK(static_cast<bool>(s.step(z, fw::Gaussian(), r1)));
+    SGMCMC_CHECK(static_cast<bool>(plain.refresh_momentum(w, r2)));
     const std::uint32_t len = fixed.draw(r2);
-    SGMCMC_CHECK(static_cast<bool>(s.sghmc().step(w, fw::Gaussian(), r2)));
-    SGMCMC_CHECK(z == w && cd.remaining == len - 1);
+    SGMCMC_CHECK(static_cast<bool>(plain.step(w, fw::Gaussian(), r2)));
+    SGMCMC_CHECK(z.position() == w.position() && z.momentum() == w.momentum() &&
+                 z.extra().remaining == len - 1);
   }
   {  // the refresh schedule depends on the seed only: two chains on different targets from
      // different starts, same seed, refresh at the same steps
     Rng r1(77), r2(77);
     StateOf<S> za = s.start(Vec::Zero()), zb = s.start(Vec(2.0f, -1.0f));
-    sgmcmc::RefreshCountdown ca, cb;
+    SGMCMC_CHECK(static_cast<bool>(s.set_lengths(za, fixed)));
+    SGMCMC_CHECK(static_cast<bool>(s.set_lengths(zb, fixed)));
     bool ok = true, same = true;
     int refreshes = 0;
     for (int i = 0; i < 500; ++i) {
-      refreshes += ca.remaining == 0 ? 1 : 0;
-      ok = static_cast<bool>(s.step(za, fw::Gaussian(), r1, fixed, ca)) && ok;
-      ok = static_cast<bool>(s.step(zb, fw::NanPotential(), r2, fixed, cb)) && ok;  // ∇U = θ
-      same = same && ca.remaining == cb.remaining;
+      refreshes += za.extra().remaining == 0 ? 1 : 0;
+      ok = static_cast<bool>(s.step(za, fw::Gaussian(), r1)) && ok;
+      ok = static_cast<bool>(s.step(zb, fw::NanPotential(), r2)) && ok;  // ∇U = θ
+      same = same && za.extra().remaining == zb.extra().remaining;
     }
     SGMCMC_CHECK(ok && same);
     SGMCMC_CHECK(refreshes > 500 / 9);
   }
   // Zero-noise limit and the length rule (C = 0: no noise, deterministic kick–drift
-  // r' = r − h∇U(θ), θ' = θ + h r'/m). Warm-up from θ₀ draws r₀ ~ N(0, mI) (the first draws of
-  // the stream), then stops at the first L with (θ_L − θ₀)·r_L < 0 and stores L: recomputed by
-  // hand for the first two trajectories, each from the state the previous one ended in.
+  // r' = r − h∇U(θ), θ' = θ + h r'/m). Warm-up (the state's lengths not yet full) from θ₀ draws
+  // r₀ ~ N(0, mI) (the first draws of the stream), then stops at the first L with
+  // (θ_L − θ₀)·r_L < 0 and stores L in the state: recomputed by hand for the first two
+  // trajectories, each from the state the previous one ended in.
   {
     S::Params q = p;
     q.friction = 0.0f;
@@ -678,20 +682,20 @@ void run() {
     const S cold(q);
     const float h = q.step_size, m = q.mass;
     {
-      StateOf<S> z = z0;
-      sgmcmc::RefreshCountdown cd{10};
+      S::Extra e = zs.extra();
+      e.remaining = 10;
+      StateOf<S> z = with_extra(z0, e);
       Rng rng(1);
       Vec g;
       fw::Gaussian().gradient(z0.position(), g);
       const Vec r = z0.momentum() - h * g;
       const Vec th = z0.position() + (h / m) * r;
-      SGMCMC_CHECK(static_cast<bool>(cold.step(z, fw::Gaussian(), rng, fixed, cd)));
+      SGMCMC_CHECK(static_cast<bool>(cold.step(z, fw::Gaussian(), rng)));
       SGMCMC_CHECK_NEAR((z.momentum() - r).cwiseAbs().maxCoeff(), 0.0, 1e-6);
       SGMCMC_CHECK_NEAR((z.position() - th).cwiseAbs().maxCoeff(), 0.0, 1e-6);
     }
     Rng rng(21), copy(21);
     StateOf<S> z = cold.start(start_position());
-    S::Learner learner;
     Vec th = z.position(), r;
     bool ok = true;
     for (int traj = 0; traj < 2; ++traj) {
@@ -706,13 +710,14 @@ void run() {
         ++len;
         Vec unused;
         sgmcmc::fill_normal(copy, unused);  // the step's (zero-weighted) noise draws
-        ok = static_cast<bool>(cold.warmup_step(z, fw::Gaussian(), rng, learner)) && ok;
+        ok = static_cast<bool>(cold.step(z, fw::Gaussian(), rng)) && ok;
       } while ((th - origin).dot(r) >= 0.0f && len < q.max_length);
+      const S::Extra e = z.extra();
       Line() << "  trajectory " << traj << ": U-turn after " << len << " steps, learned "
-             << learner.lengths.values[static_cast<std::size_t>(traj)] << '\n';
+             << e.lengths.values[static_cast<std::size_t>(traj)] << '\n';
       SGMCMC_CHECK(ok);
-      SGMCMC_CHECK(learner.lengths.count == traj + 1 && !learner.running);
-      SGMCMC_CHECK(learner.lengths.values[static_cast<std::size_t>(traj)] == len);
+      SGMCMC_CHECK(e.lengths.count == traj + 1 && !e.running);
+      SGMCMC_CHECK(e.lengths.values[static_cast<std::size_t>(traj)] == len);
       SGMCMC_CHECK_NEAR((z.position() - th).cwiseAbs().maxCoeff(), 0.0, 1e-4);
       SGMCMC_CHECK_NEAR((z.momentum() - r).cwiseAbs().maxCoeff(), 0.0, 1e-4);
     }
@@ -730,12 +735,19 @@ void run() {
   bad = p;
   bad.max_length = 0;
   check_all_reject("max length 0", S(bad), fw::Gaussian(), z0, StatusCode::InvalidParameter);
-  {
-    const S::Lengths none;
-    sgmcmc::RefreshCountdown cd;
-    check_rejects("no learned lengths", Scheduled{s, none, &cd}, fw::Gaussian(), z0,
+  {  // lengths that break their invariant (a zero length; a count beyond the capacity) are
+     // refused by step and by set_lengths, as is an empty set; the state stays unchanged
+    S::Extra e;
+    e.lengths.count = 1;  // values[0] == 0
+    check_rejects("a zero learned length", s, fw::Gaussian(), with_extra(z0, e),
                   StatusCode::InvalidParameter);
-    SGMCMC_CHECK(cd.remaining == 0);
+    e.lengths.count = 33;
+    check_rejects("count beyond capacity", s, fw::Gaussian(), with_extra(z0, e),
+                  StatusCode::InvalidParameter);
+    StateOf<S> z = zs;
+    SGMCMC_CHECK(s.set_lengths(z, e.lengths) == StatusCode::InvalidParameter);
+    SGMCMC_CHECK(s.set_lengths(z, S::Lengths{}) == StatusCode::InvalidParameter);
+    SGMCMC_CHECK(z == zs);
   }
   S noisy(p);
   static_cast<void>(noisy.set_gradient_noise(100.0f));  // 2C - h V = 0.4 - 10 < 0
@@ -743,9 +755,7 @@ void run() {
   check_all_reject("NaN gradient", s, fw::NanGradient(), z0, StatusCode::NonFiniteGradient);
   bad = p;
   bad.step_size = 100.0f;  // valid, but h * 3e38 overflows
-  // As for SGHMC, the core may report the overflowing momentum drift as NonFiniteMetric.
-  check_all_reject("overflowing step", S(bad), fw::HugeGradient(), z0, StatusCode::NonFiniteState,
-                   StatusCode::NonFiniteMetric);
+  check_all_reject("overflowing step", S(bad), fw::HugeGradient(), z0, StatusCode::NonFiniteState);
   check_all_reject("NaN position", s, fw::Gaussian(), nan_state(s), StatusCode::NonFiniteGradient);
 
   // Stationarity: lengths learned in warm-up on the target, then against the exact stationary
@@ -754,23 +764,20 @@ void run() {
   Line() << "stationarity: h = 0.1, C = 0.2, m = 1, 32 learned lengths, 400000 steps\n";
   Rng rng(2024);
   StateOf<S> z = s.start(start_position());
-  S::Learner learner;
   bool ok = true;
-  while (!learner.lengths.full() && ok) {
-    ok = static_cast<bool>(s.warmup_step(z, fw::Gaussian(), rng, learner));
-  }
-  SGMCMC_CHECK(ok && learner.lengths.full());
-  Line().decimals(2) << "  learned lengths: mean " << learner.lengths.mean() << " steps\n";
+  while (!z.extra().lengths.full() && ok) ok = static_cast<bool>(s.step(z, fw::Gaussian(), rng));
+  const S::Lengths learned = z.extra().lengths;
+  SGMCMC_CHECK(ok && learned.full());
+  Line().decimals(2) << "  learned lengths: mean " << learned.mean() << " steps\n";
   const Eigen::Matrix2d s0 =
-      learned_refresh_moments(p.step_size, p.friction, p.mass, 1.0 / kVar0, learner.lengths);
+      learned_refresh_moments(p.step_size, p.friction, p.mass, 1.0 / kVar0, learned);
   const Eigen::Matrix2d s1 =
-      learned_refresh_moments(p.step_size, p.friction, p.mass, 1.0 / kVar1, learner.lengths);
+      learned_refresh_moments(p.step_size, p.friction, p.mass, 1.0 / kVar1, learned);
   {
-    sgmcmc::RefreshCountdown cd;
     BatchMeans<6> bm(10000);
     double x[6];
     for (long i = -1000; !bm.full(); ++i) {
-      ok = static_cast<bool>(s.step(z, fw::Gaussian(), rng, learner.lengths, cd)) && ok;
+      ok = static_cast<bool>(s.step(z, fw::Gaussian(), rng)) && ok;
       if (i < 0) continue;
       learned_quantities(z, x);
       bm.add(x);
@@ -784,16 +791,17 @@ void run() {
   {
     BatchMeans<6> bm(10000);
     double x[6];
-    s.sghmc().refresh_momentum(z, rng);
-    Vec origin = z.position();
+    Plain::State w = plain.start(z.position());
+    SGMCMC_CHECK(static_cast<bool>(plain.refresh_momentum(w, rng)));
+    Vec origin = w.position();
     for (long i = -1000; !bm.full(); ++i) {
-      static_cast<void>(s.sghmc().step(z, fw::Gaussian(), rng));
-      if ((z.position() - origin).dot(z.momentum()) < 0.0f) {
-        s.sghmc().refresh_momentum(z, rng);
-        origin = z.position();
+      static_cast<void>(plain.step(w, fw::Gaussian(), rng));
+      if ((w.position() - origin).dot(w.momentum()) < 0.0f) {
+        static_cast<void>(plain.refresh_momentum(w, rng));
+        origin = w.position();
       }
       if (i < 0) continue;
-      learned_quantities(z, x);
+      learned_quantities(w, x);
       bm.add(x);
     }
     SGMCMC_CHECK(!learned_ok(bm, s0, s1));
@@ -805,14 +813,26 @@ constexpr const char* kName = "NUTS";
 
 /// Flat in θ (a tiny quadratic): no U-turn within a few doublings.
 struct NearlyFlat {
-  void gradient(const Vec& th, Vec& g) const noexcept { g = 1e-6f * th; }
-  float potential(const Vec& th) const noexcept { return 5e-7f * th.squaredNorm(); }
+  template <class Theta, class Grad>
+  void gradient(const Theta& th, Grad& g) const noexcept {
+    g = 1e-6f * th;
+  }
+  template <class Theta>
+  float potential(const Theta& th) const noexcept {
+    return 5e-7f * th.squaredNorm();
+  }
 };
 /// The Gaussian's gradient with U ≡ 0: NUTS then weighs the trajectory's states by e^{−K}
 /// alone, a wrong energy in its multinomial and progressive selection (negative control).
 struct KineticOnly {
-  void gradient(const Vec& th, Vec& g) const noexcept { fw::Gaussian().gradient(th, g); }
-  float potential(const Vec&) const noexcept { return 0.0f; }
+  template <class Theta, class Grad>
+  void gradient(const Theta& th, Grad& g) const noexcept {
+    fw::Gaussian().gradient(th, g);
+  }
+  template <class Theta>
+  float potential(const Theta&) const noexcept {
+    return 0.0f;
+  }
 };
 
 /// One leapfrog step of signed size eps with mass m, written out: r −= (ε/2)∇U; θ += ε r/m;
@@ -851,8 +871,8 @@ void run() {
       const Vec th0 = z.position();
       Vec r0;
       sgmcmc::GaussianKinetic<float>{p.mass}.sample(copy, r0);
-      S::Info info;
-      SGMCMC_CHECK(static_cast<bool>(s.step(z, fw::Gaussian(), rng, &info)));
+      SGMCMC_CHECK(static_cast<bool>(s.step(z, fw::Gaussian(), rng)));
+      const S::Info info = z.extra();  // what this transition did
       const int n = (1 << info.depth) - 1;
       float best =
           (z.position() - th0).cwiseAbs().maxCoeff() + (z.momentum() - r0).cwiseAbs().maxCoeff();
@@ -886,8 +906,8 @@ void run() {
     auto z = shallow.start(Vec::Zero());
     bool ok = true, seven = true;
     for (int i = 0; i < 20; ++i) {
-      sgmcmc::NUTS<float, fw::kDim, 3>::Info info;
-      ok = static_cast<bool>(shallow.step(z, NearlyFlat(), rng, &info)) && ok;
+      ok = static_cast<bool>(shallow.step(z, NearlyFlat(), rng)) && ok;
+      const auto info = z.extra();
       seven = seven && info.leapfrog_steps == 7 && info.depth == 3 && info.max_depth &&
               !info.divergent && info.accept_stat > 0.99f && info.accept_stat <= 1.0f;
     }
@@ -918,8 +938,8 @@ void run() {
     const S wild(bad);
     StateOf<S> z = wild.start(start_position());
     Rng rng(5);
-    S::Info info;
-    const sgmcmc::Status st = wild.step(z, fw::HugeGradient(), rng, &info);
+    const sgmcmc::Status st = wild.step(z, fw::HugeGradient(), rng);
+    const S::Info info = z.extra();
     Line() << "  overflowing step: " << st.message() << ", divergent " << int(info.divergent)
            << ", depth " << info.depth << '\n';
     SGMCMC_CHECK(static_cast<bool>(st));
@@ -941,8 +961,8 @@ void run() {
     long leaves = 0;
     bool ok = true;
     while (!bm.full()) {
-      S::Info info;
-      ok = static_cast<bool>(s.step(z, model, rng, &info)) && ok;
+      ok = static_cast<bool>(s.step(z, model, rng)) && ok;
+      const S::Info info = z.extra();
       accept += info.accept_stat;
       leaves += info.leapfrog_steps;
       position_moments(z, x);

@@ -27,12 +27,18 @@ constexpr int kDim = SGMCMC_PROBE_DIM;
 constexpr long kSteps = 1000;
 using Vec = sgmcmc::Vector<float, kDim>;
 
-/// U = θᵀθ/2: the cheapest gradient, so the figures are the sampler's own cost.
-/// potential is a template so that gSGRHMC's metric (which reads Ũ) can differentiate it.
+/// U = θᵀθ/2: the cheapest gradient, so the figures are the sampler's own cost. Written against
+/// the model concept (core/model.hpp): templates over the Eigen types the engine passes (maps of
+/// the state's memory), and over the scalar, so that gSGRHMC's metric (which reads Ũ) can
+/// differentiate the potential.
 struct Isotropic {
-  void gradient(const Vec& th, Vec& g) const noexcept { g = th; }
-  template <class T>
-  T potential(const sgmcmc::Vector<T, kDim>& th) const noexcept {
+  template <class Theta, class Grad>
+  void gradient(const Theta& th, Grad& g) const noexcept {
+    g = th;
+  }
+  template <class Theta>
+  typename Theta::Scalar potential(const Theta& th) const noexcept {
+    using T = typename Theta::Scalar;
     return T(0.5f) * th.squaredNorm();
   }
 };
@@ -156,7 +162,8 @@ int main() {
 
   sgmcmc::cortex_m::Line() << "PROBE dim=" << kDim << " steps=" << kSteps
                            << " ticks=" << static_cast<unsigned long long>(t1 - t0)
-                           << " stack=" << static_cast<unsigned>(stack) << " failures=" << failures
-                           << '\n';
+                           << " stack=" << static_cast<unsigned>(stack)
+                           << " state=" << static_cast<unsigned>(sizeof z)
+                           << " failures=" << failures << '\n';
   return failures == 0 ? 0 : 1;
 }
