@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "local_rng.hpp"
+#include "sgmcmc/core/state.hpp"
 #include "sgmcmc/core/types.hpp"
 
 namespace sgmcmc_test {
@@ -16,15 +17,20 @@ namespace sgmcmc_test {
 /// The shared test RNG (xoshiro256**), meets include/sgmcmc/port/rng.hpp.
 using TinyRng = LocalRng;
 
+// Models are templates over the argument types (core/model.hpp): the engine passes Eigen maps of
+// compile-time size Dim, tests may pass fixed-size vectors.
+
 /// U(θ) = Σ θ_i⁴/4 + ½ θᵀAθ with A = I + 0.3 (ones - I): a non-quadratic, coupled potential.
 template <class Scalar, int Dim>
 struct QuarticModel {
-  void gradient(const sgmcmc::Vector<Scalar, Dim>& th, sgmcmc::Vector<Scalar, Dim>& g) const {
+  template <class Theta, class Grad>
+  void gradient(const Theta& th, Grad& g) const {
     const Scalar s = th.sum();
     for (int i = 0; i < Dim; ++i)
       g[i] = th[i] * th[i] * th[i] + Scalar(0.7) * th[i] + Scalar(0.3) * s;
   }
-  Scalar potential(const sgmcmc::Vector<Scalar, Dim>& th) const {
+  template <class Theta>
+  Scalar potential(const Theta& th) const {
     const Scalar s = th.sum();
     return th.array().pow(4).sum() / Scalar(4) + Scalar(0.35) * th.squaredNorm() +
            Scalar(0.15) * s * s;
@@ -35,32 +41,46 @@ struct QuarticModel {
 template <class Scalar, int Dim>
 struct BadGradientModel {
   Scalar bad = std::numeric_limits<Scalar>::quiet_NaN();
-  void gradient(const sgmcmc::Vector<Scalar, Dim>& th, sgmcmc::Vector<Scalar, Dim>& g) const {
+  template <class Theta, class Grad>
+  void gradient(const Theta& th, Grad& g) const {
     g = th;
     g[Dim - 1] = bad;
   }
-  Scalar potential(const sgmcmc::Vector<Scalar, Dim>& th) const { return th.squaredNorm() / 2; }
+  template <class Theta>
+  Scalar potential(const Theta& th) const {
+    return th.squaredNorm() / 2;
+  }
 };
 
 /// A model that allocates on every gradient: the positive control of the allocation counter.
 template <class Scalar, int Dim>
 struct AllocatingModel {
-  void gradient(const sgmcmc::Vector<Scalar, Dim>& th, sgmcmc::Vector<Scalar, Dim>& g) const {
+  template <class Theta, class Grad>
+  void gradient(const Theta& th, Grad& g) const {
     std::vector<Scalar> tmp(th.data(), th.data() + Dim);
     for (int i = 0; i < Dim; ++i) g[i] = tmp[static_cast<std::size_t>(i)];
   }
-  Scalar potential(const sgmcmc::Vector<Scalar, Dim>& th) const { return th.squaredNorm() / 2; }
+  template <class Theta>
+  Scalar potential(const Theta& th) const {
+    return th.squaredNorm() / 2;
+  }
 };
 
-/// Bit-for-bit equality of two states' flat vectors (distinguishes -0 from +0, equal NaNs).
+/// Bit-for-bit equality of two states (distinguishes -0 from +0, equal NaNs): for a State or
+/// StateMap (core/state.hpp) the whole value, z and the per-chain bookkeeping (same_bits); for a
+/// BlockState its flat vector.
 template <class State>
 bool bit_identical(const State& a, const State& b) {
-  const auto fa = a.flat();
-  const auto fb = b.flat();
-  for (int i = 0; i < fa.size(); ++i) {
-    if (std::memcmp(&fa[i], &fb[i], sizeof(fa[i])) != 0) return false;
+  if constexpr (sgmcmc::detail::IsState<State>::value) {
+    return a.same_bits(b);
+  } else {
+    const auto fa = a.flat();
+    const auto fb = b.flat();
+    for (int i = 0; i < fa.size(); ++i) {
+      if (std::memcmp(&fa[i], &fb[i], sizeof(fa[i])) != 0) return false;
+    }
+    return true;
   }
-  return true;
 }
 
 }  // namespace sgmcmc_test
