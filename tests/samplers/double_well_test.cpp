@@ -136,22 +136,6 @@ Summary record(const Sampler& s, const Model& m, std::uint64_t seed, std::int64_
   return summarise(theta, ok);
 }
 
-/// SGNHT with the recipe paper's Eq. (6) sign on Γ (MATH.md §1.4 row 1): Γ_ξ = +1 instead of −1.
-/// Γ of the column r/d is given per coordinate (a Lane x): rows(x) = ∂(r_i/d)/∂ξ = 0 and
-/// cols(x) = ∂(r_i/d)/∂r_i = 1/d, which the engine sums over i and subtracts; returning −1/d
-/// flips the sign.
-template <class S, int Dim>
-struct FlippedGamma {
-  template <class X>
-  S rows(const X&) const noexcept {
-    return S(0);
-  }
-  template <class X>
-  S cols(const X&) const noexcept {
-    return -S(1) / S(Dim);
-  }
-};
-
 }  // namespace
 
 TEST_CASE("the double-well oracle: grid normaliser and bin masses") {
@@ -237,9 +221,9 @@ TEST_CASE_TEMPLATE("(b) double well: SGNHT absorbs unknown gradient noise; flipp
   CHECK(check("SGNHT, V = 20, no V̂", record(sgnht, noisy, 522, n, thin, 5000)));
   // Negative control: Γ_ξ = +1 (recipe Eq. (6) sign). ξ then only grows, the friction hξ passes
   // 2 within a few hundred steps and the chain stops with a non-finite state.
-  // The variant is SGNHT's recipe with another Γ (make_recipe<G>), stepped as a recipe on the
-  // sampler's State.
-  const auto flipped = SGNHT<S, 1>::template make_recipe<FlippedGamma<S, 1>>(p);
+  // The variant is SGNHT's recipe with the sign of Γ_ξ flipped (make_recipe<G>, stationarity.hpp's
+  // SgnhtHandGamma), stepped as a recipe on the sampler's State.
+  const auto flipped = SGNHT<S, 1>::template make_recipe<SgnhtHandGamma<S, 1, -1>>(p);
   REQUIRE(flipped.status());
   CHECK_FALSE(check("SGNHT with flipped Γ", record(flipped, DoubleWell<S>{}, 523, n, thin, 5000)));
 }
