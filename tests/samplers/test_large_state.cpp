@@ -18,6 +18,7 @@
 #include "sgmcmc/host/rng.hpp"
 #include "sgmcmc/sgmcmc.hpp"
 #include "targets.hpp"
+#include "test_models.hpp"
 
 namespace {
 
@@ -142,40 +143,10 @@ SGHMC<float, D> make_sghmc() {
   return SGHMC<float, D>(p);
 }
 
-// ------------------------------------------------------------ byte-level view of a state
-
-/// Copies of a state's value as bytes: the header (current-copy index and bookkeeping) and the
-/// current copy of z with its padding. Any change a step commits shows up here.
-template <class St>
-struct ValueBytes {
-  using Shape = typename St::ShapeType;
-  using Scalar = typename Shape::Scalar;
-  static constexpr std::size_t header = std::size_t(Shape::header_size) * sizeof(Scalar);
-  static constexpr std::size_t value = std::size_t(Shape::value_stride) * sizeof(Scalar);
-
-  /// Where the current copy starts (the index is the header's first word, low bit).
-  static const unsigned char* current(const St& z) {
-    std::uint32_t front = 0;
-    std::memcpy(&front, z.data(), sizeof front);
-    return reinterpret_cast<const unsigned char*>(z.data() + Shape::copy_offset(int(front & 1U)));
-  }
-  /// Saves the header and the current copy to out (header + value bytes).
-  static void save(const St& z, unsigned char* out) {
-    std::memcpy(out, z.data(), header);
-    std::memcpy(out + header, current(z), value);
-  }
-  /// True iff z's header and current copy equal the saved bytes.
-  static bool same(const St& z, const unsigned char* saved) {
-    return std::memcmp(z.data(), saved, header) == 0 &&
-           std::memcmp(current(z), saved + header, value) == 0;
-  }
-};
-
-/// Flips the lowest bit of the byte at `offset` of a state's current copy (for the negative
-/// controls) and returns where it was.
+/// The byte at `offset` of a state's current copy (for the negative controls' bit flips).
 template <class St>
 unsigned char* current_byte(St& z, std::size_t offset) {
-  return const_cast<unsigned char*>(ValueBytes<St>::current(z)) + offset;
+  return const_cast<unsigned char*>(sgmcmc_test::StoredValue<St>::current(z)) + offset;
 }
 
 }  // namespace
@@ -262,10 +233,10 @@ TEST_CASE("SGHMC's stack use per step does not grow with d (1 000 vs 100 000)") 
 TEST_CASE("a failed step at d = 100000 leaves the whole value byte-identical") {
   using S = SGHMC<float, kBig>;
   using St = S::State;
-  using Bytes = ValueBytes<St>;
+  using Bytes = sgmcmc_test::StoredValue<St>;
   const S sampler = make_sghmc<kBig>();
   static St z;
-  static unsigned char saved[Bytes::header + Bytes::value];
+  static unsigned char saved[Bytes::bytes];
   host::Rng rng(3001);
   REQUIRE(sampler.start(z, Vector<float, kBig>::Constant(0.25f), rng));
   const test::StandardNormal<float, kBig> model;
@@ -307,14 +278,14 @@ TEST_CASE("a failed step at d = 100000 leaves the whole value byte-identical") {
 TEST_CASE("HMC<float, 100000>: a failed step keeps the bookkeeping (z.extra()) too") {
   using S = HMC<float, kBig>;
   using St = S::State;
-  using Bytes = ValueBytes<St>;
+  using Bytes = sgmcmc_test::StoredValue<St>;
   S::Params p;
   p.step_size = 0.01f;
   p.steps = 3;
   const S sampler(p);
   static St z;
   static St before;
-  static unsigned char saved[Bytes::header + Bytes::value];
+  static unsigned char saved[Bytes::bytes];
   host::Rng rng(3101);
   const test::StandardNormal<float, kBig> model;
   REQUIRE(sampler.start(z, Vector<float, kBig>::Constant(0.1f)));

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -66,13 +67,50 @@ struct AllocatingModel {
   }
 };
 
-/// Bit-for-bit equality of two states (distinguishes -0 from +0, equal NaNs): for a State or
-/// StateMap (core/state.hpp) the whole value, z and the per-chain bookkeeping (same_bits); for a
-/// BlockState its flat vector.
+/// A State's or StateMap's value as stored (core/state.hpp): the header (the current-copy index
+/// and the per-chain bookkeeping, bytes as stored) and the current copy of z (every block with its
+/// padding). What a step commits changes these bytes; the other copy and the scratch are not part
+/// of the value.
+template <class St>
+struct StoredValue {
+  using Shape = typename St::ShapeType;
+  using Scalar = typename Shape::Scalar;
+  static constexpr std::size_t header_bytes = std::size_t(Shape::header_size) * sizeof(Scalar);
+  static constexpr std::size_t value_bytes = std::size_t(Shape::value_stride) * sizeof(Scalar);
+  static constexpr std::size_t bytes = header_bytes + value_bytes;
+
+  static const unsigned char* header(const St& z) {
+    return reinterpret_cast<const unsigned char*>(z.data());
+  }
+  static const unsigned char* current(const St& z) {
+    const int front = sgmcmc::detail::StateAccess::front(z);
+    return reinterpret_cast<const unsigned char*>(z.data() + Shape::copy_offset(front));
+  }
+  /// Copies the value's bytes to out[0 .. bytes).
+  static void save(const St& z, unsigned char* out) {
+    std::memcpy(out, header(z), header_bytes);
+    std::memcpy(out + header_bytes, current(z), value_bytes);
+  }
+  /// True iff z's value has exactly the saved bytes.
+  static bool same(const St& z, const unsigned char* saved) {
+    return std::memcmp(header(z), saved, header_bytes) == 0 &&
+           std::memcmp(current(z), saved + header_bytes, value_bytes) == 0;
+  }
+  /// True iff two states' values have the same bytes.
+  static bool same(const St& a, const St& b) {
+    return std::memcmp(header(a), header(b), header_bytes) == 0 &&
+           std::memcmp(current(a), current(b), value_bytes) == 0;
+  }
+};
+
+/// Bit-for-bit equality of two states (distinguishes -0 from +0, equal NaNs). For a State or
+/// StateMap: the stored bytes of the header (index and bookkeeping) and of the current copy of z
+/// (StoredValue), not operator==, which compares copies of the bookkeeping whose padding bytes
+/// are indeterminate. For a BlockState: its flat vector.
 template <class State>
 bool bit_identical(const State& a, const State& b) {
   if constexpr (sgmcmc::detail::IsState<State>::value) {
-    return a.same_bits(b);
+    return StoredValue<State>::same(a, b);
   } else {
     const auto fa = a.flat();
     const auto fb = b.flat();
