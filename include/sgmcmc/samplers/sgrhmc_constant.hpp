@@ -24,18 +24,12 @@ Scalar sqrt_or_nan(Scalar x) noexcept {
 }  // namespace detail
 
 /// diag(√v) with v in caller-owned memory of N scalars: S = G^{-1/2} next to a DiagonalMap G⁻¹
-/// over the same values. Lanewise constant (the fused engine takes one square root per coordinate
-/// and use); a negative or non-finite entry makes the recipe's parameters invalid.
+/// over the same values (a DiagonalMap whose lane is the square root). Lanewise constant: the
+/// fused engine takes one square root per coordinate and use; a negative or non-finite entry
+/// makes the recipe's parameters invalid.
 template <class Scalar, int N>
-struct SqrtDiagonalMap {
-  static constexpr bool is_zero = false;
-  static constexpr bool state_dependent = false;
-  static constexpr bool diagonal_like = true;
-  static constexpr bool lanewise = true;
-  static constexpr bool uniform = false;
-  const Scalar* values = nullptr;
-  Scalar lane(Index i) const noexcept { return detail::sqrt_or_nan(values[i]); }
-  bool valid() const noexcept { return values != nullptr; }
+struct SqrtDiagonalMap : DiagonalMap<Scalar, N> {
+  Scalar lane(Index i) const noexcept { return detail::sqrt_or_nan(this->values[i]); }
 };
 
 namespace detail {
@@ -59,7 +53,7 @@ struct SqrtOfStructure<Diagonal<Scalar, N>> {
 template <class Scalar, int N>
 struct SqrtOfStructure<DiagonalMap<Scalar, N>> {
   using type = SqrtDiagonalMap<Scalar, N>;
-  static type make(const DiagonalMap<Scalar, N>& g) noexcept { return {g.values}; }
+  static type make(const DiagonalMap<Scalar, N>& g) noexcept { return {{g.values}}; }
 };
 }  // namespace detail
 
