@@ -4,6 +4,7 @@
 // The derivation of Γ, and which Γ makes the chain consistent, is in docs/samplers/psgld.md.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -19,6 +20,15 @@
 #include "sgmcmc/core/state.hpp"
 #include "sgmcmc/core/status.hpp"
 #include "sgmcmc/samplers/sampler.hpp"
+
+// The step's loops read and write disjoint arrays (θ and θ', the two V buffers, scratch).
+#if defined(__clang__)
+#define SGMCMC_PSGLD_IVDEP _Pragma("clang loop vectorize(assume_safety)")
+#elif defined(__GNUC__)
+#define SGMCMC_PSGLD_IVDEP _Pragma("GCC ivdep")
+#else
+#define SGMCMC_PSGLD_IVDEP
+#endif
 
 namespace sgmcmc {
 
@@ -299,10 +309,13 @@ class PSGLDSampler
       call_hessian_diagonal<Scalar, Dim>(model, theta, hess);
     }
     Flags flags;
-    if (temperature_ > Scalar(0)) {
-      pass<true>(theta, grad, hess, v_old, v_new, next, noise, flags);
+    // Γ enters as hTΓ: skipped at T = 0 and where its weight is 0 (no Γ, or α = 1).
+    if (temperature_ > Scalar(0) && gamma_weight() != Scalar(0)) {
+      pass<true, true>(theta, grad, hess, v_old, v_new, next, noise, flags);
+    } else if (temperature_ > Scalar(0)) {
+      pass<true, false>(theta, grad, hess, v_old, v_new, next, noise, flags);
     } else {
-      pass<false>(theta, grad, hess, v_old, v_new, next, noise, flags);
+      pass<false, false>(theta, grad, hess, v_old, v_new, next, noise, flags);
     }
     if (Status s = flags.status(); !s) return s;
     StateAccess::flip(z);
@@ -329,7 +342,7 @@ class PSGLDSampler
   /// Coordinates per chunk of noise (the only stack buffer of a step).
   static constexpr int chunk = Dim < 128 ? Dim : 128;
 
-  template <bool NoiseOn, class Noise>
+  template <bool NoiseOn, bool UseGamma, class Noise>
   void pass(const Scalar* theta, const Scalar* grad, const Scalar* hess, const Scalar* v_old,
             Scalar* v_new, Scalar* next, Noise& noise, Flags& flags) const noexcept {
     const Scalar h = params_.step_size;
@@ -337,57 +350,97 @@ class PSGLDSampler
     const Scalar b = Scalar(1) - a;
     const Scalar lambda = params_.regularizer;
     const Scalar t = temperature_;
-    const Scalar ht_w = h * t * gamma_weight();  // h T × the Γ weight
+    const Scalar ht_w = h * t * gamma_weight();  // h T × the Γ weight (≠ 0 iff UseGamma)
+    const Scalar root_b = std::sqrt(b);
+    constexpr Scalar tiny = std::numeric_limits<Scalar>::min();
     const Scalar two_t = Scalar(2) * t;
     const Scalar h_vhat = h * vhat_;
     BitsOf<Scalar> gbits = 0;
     BitsOf<Scalar> vbits = 0;
     BitsOf<Scalar> sbits = 0;
-    bool negative_v = false;
-    bool not_psd = false;
-    Scalar zbuf[chunk];
+    BitsOf<Scalar> negative_v = 0;  // integer flags (bools would stop the vectoriser)
+    BitsOf<Scalar> not_psd = 0;
+    // Per chunk, three short loops over buffers in L1, so that each vectorises: the square roots
+    // are taken by Eigen's packet sqrt (no errno branch), and no division is conditional.
+    using ChunkArray = Eigen::Array<Scalar, chunk, 1>;
+    using ChunkMap = Eigen::Map<ChunkArray, Eigen::Aligned16>;
+    alignas(64) Scalar zbuf[chunk];
+    alignas(64) Scalar vbuf[chunk];  // V_t, then √V_t
+    alignas(64) Scalar xbuf[chunk];  // θ' before the noise
+    alignas(64) Scalar sbuf[chunk];  // the noise's variance, then its standard deviation
     for (Index c0 = 0; c0 < Dim; c0 += chunk) {
       const Index n = Dim - c0 < chunk ? Dim - c0 : chunk;
       const Scalar* zeta = zbuf;
       if constexpr (NoiseOn) zeta = noise.take(zbuf, n);
       static_cast<void>(zeta);
+      const Scalar* g = grad + c0;
+      const Scalar* vo = v_old + c0;
+      Scalar* vn = v_new + c0;
+      SGMCMC_PSGLD_IVDEP
       for (Index j = 0; j < n; ++j) {
-        const Index i = c0 + j;
-        const Scalar g = grad[i];
-        or_nonfinite(g, gbits);
-        const Scalar v = a * v_old[i] + b * g * g;
+        const Scalar v = a * vo[j] + b * g[j] * g[j];
+        or_nonfinite(g[j], gbits);
         or_nonfinite(v, vbits);
-        negative_v = negative_v | (v < Scalar(0));
-        const Scalar s = std::sqrt(v > Scalar(0) ? v : Scalar(0));
+        negative_v |= BitsOf<Scalar>(v < Scalar(0));
+        vbuf[j] = v;
+        vn[j] = v;
+      }
+      for (Index j = n; j < chunk; ++j) vbuf[j] = Scalar(0);  // the last chunk's tail
+      ChunkMap roots(vbuf);
+      roots = roots.max(Scalar(0)).sqrt();
+      const Scalar* th = theta + c0;
+      const Scalar* hs = with_gamma ? hess + c0 : nullptr;
+      SGMCMC_PSGLD_IVDEP
+      for (Index j = 0; j < n; ++j) {
+        const Scalar s = vbuf[j];
         const Scalar gi = Scalar(1) / (lambda + s);  // G_ii
-        Scalar x = theta[i] - h * gi * g;
+        Scalar x = th[j] - h * gi * g[j];
         if constexpr (with_gamma) {
-          const Scalar hd = hess[i];
-          or_nonfinite(hd, gbits);
-          const Scalar ratio = s > Scalar(0) ? g / s : Scalar(0);  // g_i/√V_i, |·| ≤ 1/√(1−α)
-          x -= ht_w * gi * gi * ratio * hd;                        // + hT Γ_i
+          or_nonfinite(hs[j], gbits);
+          if constexpr (UseGamma) {
+            // g_i/√V_i. √V_i ≥ √(1−α)|g_i| exactly, so the denominator max(√V_i, √(1−α)|g_i|,
+            // smallest normal) changes it only where g_i² underflowed (to the exact ±1/√(1−α))
+            // or g_i = V_i = 0 (to 0); all maxima, so that the loop vectorises.
+            const Scalar den = std::max(std::max(s, root_b * std::abs(g[j])), tiny);
+            x -= ht_w * gi * gi * (g[j] / den) * hs[j];  // + hT Γ_i
+          }
         } else {
-          static_cast<void>(hess);
-          static_cast<void>(ht_w);
+          static_cast<void>(hs);
         }
+        xbuf[j] = x;
         if constexpr (NoiseOn) {
           const Scalar var = h * (two_t * gi - h_vhat * gi * gi);
-          not_psd = not_psd | (var < Scalar(0));
-          x += std::sqrt(var > Scalar(0) ? var : Scalar(0)) * zeta[j];
+          not_psd |= BitsOf<Scalar>(var < Scalar(0));
+          sbuf[j] = var;
         } else {
           static_cast<void>(two_t);
           static_cast<void>(h_vhat);
         }
-        next[i] = x;
-        or_nonfinite(x, sbits);
-        v_new[i] = v;
+      }
+      Scalar* out = next + c0;
+      if constexpr (NoiseOn) {
+        for (Index j = n; j < chunk; ++j) sbuf[j] = Scalar(0);
+        ChunkMap sd(sbuf);
+        sd = sd.max(Scalar(0)).sqrt();
+        SGMCMC_PSGLD_IVDEP
+        for (Index j = 0; j < n; ++j) {
+          const Scalar x = xbuf[j] + sbuf[j] * zeta[j];
+          out[j] = x;
+          or_nonfinite(x, sbits);
+        }
+      } else {
+        SGMCMC_PSGLD_IVDEP
+        for (Index j = 0; j < n; ++j) {
+          out[j] = xbuf[j];
+          or_nonfinite(xbuf[j], sbits);
+        }
       }
     }
     flags.gradient |= gbits;
     flags.metric |= vbits;
     flags.state |= sbits;
-    flags.negative_v = flags.negative_v || negative_v;
-    flags.not_psd = flags.not_psd || not_psd;
+    flags.negative_v = flags.negative_v || negative_v != 0;
+    flags.not_psd = flags.not_psd || not_psd != 0;
   }
 
   Scalar temperature_ = Scalar(1);
