@@ -3,7 +3,8 @@
 // constant-metric SGRHMC against SGRHMC given the same constant metric as a callable (automatic
 // differentiation finds Γ = 0 on the general path), pSGLD with and without Γ against SGLD with a
 // diagonal D₀, and the IMQ KSD per kernel evaluation. U = θᵀθ/2 (g = θ, Hessian diagonal 1), so
-// that the timing is the sampler's own work. docs/samplers/constant-metric.md and psgld.md quote it.
+// that the timing is the sampler's own work. docs/samplers/constant-metric.md and psgld.md quote
+// it.
 
 // GCC 12 with -march=native warns inside its own intrinsic headers (bug 105593), as in bench_step.
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ == 12
@@ -13,6 +14,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <cmath>
 #include <cstddef>
 #include <new>
 #include <vector>
@@ -45,6 +47,21 @@ struct ConstInverse {
     sgmcmc::Vector<T, N> v;
     for (int i = 0; i < N; ++i) v[i] = T(0.5 + 0.1 * (i % 7));
     return v;
+  }
+};
+
+/// A dense symmetric positive definite G⁻¹ = 0.3 I + BBᵀ/N (B fixed) as a callable of θ that
+/// ignores θ.
+struct ConstDenseInverse {
+  template <class T, int N>
+  sgmcmc::Matrix<T, N, N> operator()(const sgmcmc::Vector<T, N>&) const noexcept {
+    sgmcmc::Matrix<double, N, N> b;
+    for (int i = 0; i < N; ++i) {
+      for (int j = 0; j < N; ++j) b(i, j) = std::sin(1.0 + i + 2.0 * j);
+    }
+    const sgmcmc::Matrix<double, N, N> a =
+        b * b.transpose() / N + 0.3 * sgmcmc::Matrix<double, N, N>::Identity();
+    return a.template cast<T>();
   }
 };
 
@@ -104,6 +121,17 @@ void BM_ConstantMetricSGRHMC_map(benchmark::State& state) {
   run_steps(state, sgmcmc::ConstantMetricSGRHMC<S, D, sgmcmc::DiagonalMap<S, D>>(
                        {S(0.05), sgmcmc::DiagonalMap<S, D>{values.data()}}));
 }
+template <class S, int D>
+void BM_SGRHMC_callable_dense_metric(benchmark::State& state) {
+  using Metric = sgmcmc::InverseMetric<sgmcmc::DenseShape, ConstDenseInverse>;
+  run_steps(state, sgmcmc::SGRHMC<S, D, Metric>({S(0.02), Metric{}, {}}));
+}
+template <class S, int D>
+void BM_ConstantMetricSGRHMC_dense(benchmark::State& state) {
+  sgmcmc::Dense<S, D, D> ginv;
+  ginv.value = ConstDenseInverse{}(sgmcmc::Vector<S, D>::Zero().eval());
+  run_steps(state, sgmcmc::ConstantMetricSGRHMC<S, D, sgmcmc::Dense<S, D, D>>({S(0.02), ginv}));
+}
 BENCHMARK_TEMPLATE(BM_SGRHMC_callable_metric, double, 5);
 BENCHMARK_TEMPLATE(BM_ConstantMetricSGRHMC_diagonal, double, 5);
 BENCHMARK_TEMPLATE(BM_ConstantMetricSGRHMC_map, double, 5);
@@ -114,6 +142,10 @@ BENCHMARK_TEMPLATE(BM_SGRHMC_callable_metric, double, 500);
 BENCHMARK_TEMPLATE(BM_ConstantMetricSGRHMC_diagonal, double, 500);
 BENCHMARK_TEMPLATE(BM_ConstantMetricSGRHMC_map, double, 500);
 BENCHMARK_TEMPLATE(BM_ConstantMetricSGRHMC_map, float, 100000);
+BENCHMARK_TEMPLATE(BM_SGRHMC_callable_dense_metric, double, 5);
+BENCHMARK_TEMPLATE(BM_ConstantMetricSGRHMC_dense, double, 5);
+BENCHMARK_TEMPLATE(BM_SGRHMC_callable_dense_metric, double, 20);
+BENCHMARK_TEMPLATE(BM_ConstantMetricSGRHMC_dense, double, 20);
 
 // ------------------------------------------------------------------ pSGLD
 template <class S, int D>

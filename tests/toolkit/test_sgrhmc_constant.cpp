@@ -62,6 +62,25 @@ struct NaNModel {
   }
 };
 
+/// A dense symmetric positive definite G⁻¹ = BBᵀ/2 + 0.3 I (B fixed), as a callable of θ that
+/// ignores θ.
+struct ConstDenseInverse {
+  template <class T, int N>
+  sgmcmc::Matrix<T, N, N> operator()(const Vector<T, N>&) const noexcept {
+    sgmcmc::Matrix<double, N, N> b;
+    for (int i = 0; i < N; ++i) {
+      for (int j = 0; j < N; ++j) b(i, j) = std::sin(1.0 + i + 2.0 * j);
+    }
+    const sgmcmc::Matrix<double, N, N> a =
+        b * b.transpose() / 2 + 0.3 * sgmcmc::Matrix<double, N, N>::Identity();
+    sgmcmc::Matrix<T, N, N> out;
+    for (int i = 0; i < N; ++i) {
+      for (int j = 0; j < N; ++j) out(i, j) = T(a(i, j));
+    }
+    return out;
+  }
+};
+
 template <class S>
 Vector<S, D> inverse_values() {
   return ConstInverse{}(Vector<S, D>::Zero().eval());
@@ -143,6 +162,26 @@ TEST_CASE_TEMPLATE("constant-metric SGRHMC equals SGRHMC with the same constant 
     static_assert(!decltype(reference)::RecipeType::fused,
                   "SGRHMC with a callable metric does not");
   }
+}
+
+TEST_CASE_TEMPLATE("a dense constant metric equals SGRHMC with the same dense metric", S, float,
+                   double) {
+  using Metric = sgmcmc::InverseMetric<sgmcmc::DenseShape, ConstDenseInverse>;
+  sgmcmc::Dense<S, D, D> ginv;
+  ginv.value = ConstDenseInverse{}(Vector<S, D>::Zero().eval());
+  sgmcmc::SGRHMC<S, D, Metric> reference({S(0.02), Metric{}, {}});
+  sgmcmc::ConstantMetricSGRHMC<S, D, sgmcmc::Dense<S, D, D>> fast({S(0.02), ginv});
+  REQUIRE(reference.status() == StatusCode::Ok);
+  REQUIRE(fast.status() == StatusCode::Ok);
+  same_chain(fast, reference);
+  // S is the principal square root of G⁻¹.
+  const auto& sq = std::get<0>(fast.recipe().curl().pairs).a.value;
+  CHECK((sq * sq - ginv.value).cwiseAbs().maxCoeff() <= S(100) * tol<S>());
+  CHECK((sq - sq.transpose()).cwiseAbs().maxCoeff() <= S(10) * tol<S>());
+  // Not positive definite: refused.
+  ginv.value(2, 2) = S(-3);
+  CHECK(sgmcmc::ConstantMetricSGRHMC<S, D, sgmcmc::Dense<S, D, D>>({S(0.02), ginv}).status() ==
+        StatusCode::InvalidParameter);
 }
 
 TEST_CASE("Scaled, Diagonal and DiagonalMap storages give the same chain") {

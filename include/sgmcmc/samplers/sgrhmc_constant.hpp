@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: MIT
-// SGRHMC and SGRLD with a constant diagonal metric, on the fused engine: G⁻¹ given by values
-// (scalar, inline or in caller memory), S = G^{-1/2} from them, Γ = 0 at compile time, any d
-// (docs/samplers/constant-metric.md).
+// SGRHMC and SGRLD with a constant metric: G⁻¹ given by values (scalar, diagonal inline or in
+// caller memory: the fused engine, any d; or dense), S = G^{-1/2} from them, Γ = 0 at compile
+// time, no differentiation (docs/samplers/constant-metric.md).
 #pragma once
 
 #include <cmath>
 #include <limits>
 #include <type_traits>
 
+#include "sgmcmc/core/linalg.hpp"
 #include "sgmcmc/samplers/sampler.hpp"
 #include "sgmcmc/samplers/sghmc.hpp"
 #include "sgmcmc/samplers/sgld.hpp"
@@ -51,6 +52,25 @@ struct SqrtOfStructure<Diagonal<Scalar, N>> {
   }
 };
 template <class Scalar, int N>
+struct SqrtOfStructure<Dense<Scalar, N, N>> {
+  using type = Dense<Scalar, N, N>;
+  /// The principal square root by a Jacobi eigen-decomposition (core/linalg.hpp), negative
+  /// eigenvalues mapped to 0 (a G⁻¹ that is not positive definite is refused by the D check) and
+  /// a non-finite G⁻¹ passed through (refused alike).
+  static type make(const Dense<Scalar, N, N>& g) noexcept {
+    type s;
+    if (!g.value.allFinite()) {
+      s.value = g.value;
+      return s;
+    }
+    Vector<Scalar, N> lambda;
+    Matrix<Scalar, N, N> v;
+    symmetric_eigen(g.value, lambda, v);
+    s.value = v * lambda.cwiseMax(Scalar(0)).cwiseSqrt().asDiagonal() * v.transpose();
+    return s;
+  }
+};
+template <class Scalar, int N>
 struct SqrtOfStructure<DiagonalMap<Scalar, N>> {
   using type = SqrtDiagonalMap<Scalar, N>;
   static type make(const DiagonalMap<Scalar, N>& g) noexcept { return {{g.values}}; }
@@ -72,13 +92,15 @@ struct ConstantMetricSGRHMCParams {
   DS inverse_metric{};             ///< G⁻¹ ≥ 0 (default: identity; DiagonalMap: set values)
 };
 
-/// SGRHMC (MATH.md §2.1–2.2) with a constant diagonal metric, as a recipe of constant lanewise
-/// structures: it runs the fused engine (one pass per update, any d) and pays for no Γ, where
+/// SGRHMC (MATH.md §2.1–2.2) with a constant metric, as a recipe of constant structures: a
+/// diagonal one runs the fused engine (one pass per update, any d), and none pays for Γ, where
 /// SGRHMC with a metric callable differentiates it (automatic differentiation, general path,
 /// small d only) to find Γ = 0. Kick–drift (default, MATH.md §1.3):
 ///   r' = r − hSg − hG⁻¹r + N(0, h(2TG⁻¹ − hSV̂S));  θ' = θ + hSr'.
 /// DS gives G⁻¹: Scaled<Scalar> (s I), Diagonal<Scalar, Dim> (values held, small d) or
-/// DiagonalMap<Scalar, Dim> (values in caller memory, any d; S = √ per coordinate in the pass).
+/// DiagonalMap<Scalar, Dim> (values in caller memory, any d; S = √ per coordinate in the pass),
+/// all on the fused engine; or Dense<Scalar, Dim, Dim> (symmetric positive definite; S computed
+/// once, at construction; the engine's general path, small d, no differentiation).
 /// Equivalently (p = G^{1/2} r): SGHMC with mass matrix M = G and friction C = I
 /// (docs/samplers/constant-metric.md). Stability: the friction is G⁻¹, so kick–drift needs
 /// h < 2/max G⁻¹_ii. A negative or non-finite G⁻¹ entry makes status() InvalidParameter.
