@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "sgmcmc/diagnostics/ess.hpp"
+#include "sgmcmc/diagnostics/mcse.hpp"
 #include "sgmcmc/host/rng.hpp"
 #include "sgmcmc/samplers/psgld.hpp"
 
@@ -18,7 +18,9 @@ namespace {
 
 constexpr int kDim = 32;
 
-double sigma(int i) { return i % 4 == 0 ? 0.7 : (i % 4 == 2 ? 1.4 : 1.0); }
+double sigma(int i) {
+  return i % 4 == 0 ? 0.7 : (i % 4 == 2 ? 1.4 : 1.0);
+}
 
 struct ScaledGaussian {
   template <class Th, class G>
@@ -54,14 +56,8 @@ Result run(double alpha, double h, long steps) {
       trace.push_back(m / kDim);
     }
   }
-  double mean = 0;
-  for (double x : trace) mean += x;
-  mean /= static_cast<double>(trace.size());
-  double var = 0;
-  for (double x : trace) var += (x - mean) * (x - mean);
-  var /= static_cast<double>(trace.size());
-  const auto e = sgmcmc::ess_geyer(trace.data(), trace.size());
-  return {mean, std::sqrt(var / e.ess), true};
+  const auto m = sgmcmc::mean_with_error(trace.data(), trace.size());
+  return {m.mean, m.se, true};
 }
 
 void cell(const Result& r) {
