@@ -339,8 +339,10 @@ class PSGLDSampler
     }
   };
 
-  /// Coordinates per chunk of noise (the only stack buffer of a step).
+  /// Coordinates per chunk (the step's stack buffers hold one chunk each).
   static constexpr int chunk = Dim < 128 ? Dim : 128;
+  /// The buffers' alignment: the state's, and at least the 16 bytes the packet maps assume.
+  static constexpr int kBufferAlign = kAlignBytes > 16 ? kAlignBytes : 16;
 
   template <bool NoiseOn, bool UseGamma, class Noise>
   void pass(const Scalar* theta, const Scalar* grad, const Scalar* hess, const Scalar* v_old,
@@ -364,10 +366,10 @@ class PSGLDSampler
     // are taken by Eigen's packet sqrt (no errno branch), and no division is conditional.
     using ChunkArray = Eigen::Array<Scalar, chunk, 1>;
     using ChunkMap = Eigen::Map<ChunkArray, Eigen::Aligned16>;
-    alignas(64) Scalar zbuf[chunk];
-    alignas(64) Scalar vbuf[chunk];  // V_t, then √V_t
-    alignas(64) Scalar xbuf[chunk];  // θ' before the noise
-    alignas(64) Scalar sbuf[chunk];  // the noise's variance, then its standard deviation
+    alignas(kBufferAlign) Scalar zbuf[chunk];
+    alignas(kBufferAlign) Scalar vbuf[chunk];  // V_t, then √V_t
+    alignas(kBufferAlign) Scalar xbuf[chunk];  // θ' before the noise
+    alignas(kBufferAlign) Scalar sbuf[chunk];  // the noise's variance, then its standard deviation
     for (Index c0 = 0; c0 < Dim; c0 += chunk) {
       const Index n = Dim - c0 < chunk ? Dim - c0 : chunk;
       const Scalar* zeta = zbuf;
