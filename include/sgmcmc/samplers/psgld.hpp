@@ -304,13 +304,13 @@ class PSGLDSampler
     Scalar* v_new = StateAccess::scratch(z, 2 - vb);
     Scalar* hess = nullptr;
     call_gradient<Scalar, Dim>(model, theta, grad);
-    if constexpr (with_gamma) {
-      hess = StateAccess::scratch(z, 3);
-      call_hessian_diagonal<Scalar, Dim>(model, theta, hess);
-    }
     Flags flags;
-    // Γ enters as hTΓ: skipped at T = 0 and where its weight is 0 (no Γ, or α = 1).
-    if (temperature_ > Scalar(0) && gamma_weight() != Scalar(0)) {
+    // Γ enters as hTΓ: skipped, Hessian and all, at T = 0 and where its weight is 0 (α = 1).
+    if (with_gamma && temperature_ > Scalar(0) && gamma_weight() != Scalar(0)) {
+      if constexpr (with_gamma) {
+        hess = StateAccess::scratch(z, 3);
+        call_hessian_diagonal<Scalar, Dim>(model, theta, hess);
+      }
       pass<true, true>(theta, grad, hess, v_old, v_new, next, noise, flags);
     } else if (temperature_ > Scalar(0)) {
       pass<true, false>(theta, grad, hess, v_old, v_new, next, noise, flags);
@@ -344,6 +344,7 @@ class PSGLDSampler
   /// The buffers' alignment: the state's, and at least the 16 bytes the packet maps assume.
   static constexpr int kBufferAlign = kAlignBytes > 16 ? kAlignBytes : 16;
 
+  /// The coordinate passes. UseGamma (with Γ, T > 0, weight ≠ 0) reads the Hessian diagonal.
   template <bool NoiseOn, bool UseGamma, class Noise>
   void pass(const Scalar* theta, const Scalar* grad, const Scalar* hess, const Scalar* v_old,
             Scalar* v_new, Scalar* next, Noise& noise, Flags& flags) const noexcept {
@@ -391,21 +392,19 @@ class PSGLDSampler
       ChunkMap roots(vbuf);
       roots = roots.max(Scalar(0)).sqrt();
       const Scalar* th = theta + c0;
-      const Scalar* hs = with_gamma ? hess + c0 : nullptr;
+      const Scalar* hs = UseGamma ? hess + c0 : nullptr;
       SGMCMC_PSGLD_IVDEP
       for (Index j = 0; j < n; ++j) {
         const Scalar s = vbuf[j];
         const Scalar gi = Scalar(1) / (lambda + s);  // G_ii
         Scalar x = th[j] - h * gi * g[j];
-        if constexpr (with_gamma) {
+        if constexpr (UseGamma) {
           or_nonfinite(hs[j], gbits);
-          if constexpr (UseGamma) {
-            // g_i/√V_i. √V_i ≥ √(1−α)|g_i| exactly, so the denominator max(√V_i, √(1−α)|g_i|,
-            // smallest normal) changes it only where g_i² underflowed (to the exact ±1/√(1−α))
-            // or g_i = V_i = 0 (to 0); all maxima, so that the loop vectorises.
-            const Scalar den = std::max(std::max(s, root_b * std::abs(g[j])), tiny);
-            x -= ht_w * gi * gi * (g[j] / den) * hs[j];  // + hT Γ_i
-          }
+          // g_i/√V_i. √V_i ≥ √(1−α)|g_i| exactly, so the denominator max(√V_i, √(1−α)|g_i|,
+          // smallest normal) changes it only where g_i² underflowed (to the exact ±1/√(1−α)) or
+          // g_i = V_i = 0 (to 0); all maxima, so that the loop vectorises.
+          const Scalar den = std::max(std::max(s, root_b * std::abs(g[j])), tiny);
+          x -= ht_w * gi * gi * (g[j] / den) * hs[j];  // + hT Γ_i
         } else {
           static_cast<void>(hs);
         }
