@@ -466,6 +466,18 @@ TEST_CASE_TEMPLATE("PSGLD failures return a named status and leave θ, V and the
   CHECK(zc == zc_saved);
   CHECK(v_raw[3] == S(-4));
 
+  // H is read only where Γ enters: a NaN Hessian diagonal fails the step at T = 1, α < 1, and
+  // is never evaluated at T = 0 or α = 1.
+  bad.h[4] = nan;
+  auto zz = z;
+  CHECK(s.step(zz, bad, rng) == StatusCode::NonFiniteGradient);
+  Sampler cold(typename Sampler::Params{S(0.01), S(0.9), S(0.1)});
+  REQUIRE(cold.set_temperature(S(0)) == StatusCode::Ok);
+  CHECK(cold.step(zz, bad, rng) == StatusCode::Ok);
+  Sampler frozen(typename Sampler::Params{S(0.01), S(1), S(0.1)});
+  CHECK(frozen.step(zz, bad, rng) == StatusCode::Ok);
+  bad.h[4] = S(1);
+
   // The state still steps after all this.
   CHECK(s.step(z, CoupledQuartic<D>{}, rng) == StatusCode::Ok);
   CHECK_FALSE(unchanged());
