@@ -241,7 +241,8 @@ class NoiseTrackingGradient {
   std::size_t rows() const noexcept { return n_rows_; }
 
   /// out = ∇Ũ(θ) on the current batch (NaN for an empty batch), V̂ updated from its rows. θ and
-  /// out: Vec or the samplers' maps (PerExample's hooks must take them, as minibatch_gradient's do).
+  /// out: Vec or the samplers' maps (PerExample's hooks must take them, as minibatch_gradient's
+  /// do).
   template <class Theta, class Out>
   void gradient(const Theta& theta, Out& out) const noexcept {
     if (batch_.size == 0) {
