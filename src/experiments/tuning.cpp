@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <initializer_list>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -34,8 +35,9 @@ const char* const kUsage =
     "usage: sgmcmc_tuning [--section S] [--quick] [--seed N]\n"
     "\n"
     "The measurements of docs/tuning.md. Sections (default all):\n"
-    "  sgmgt    SGMGT / SGMGT-D: h and resample period R against ESS (5-D Gaussian) and mode\n"
-    "           switches (two-mode mixture), 5e6 steps per chain\n"
+    "  sgmgt    SGMGT: h and resample period R against ESS (5-D Gaussian) and mode switches\n"
+    "           (two-mode mixture), 5e6 steps per chain\n"
+    "  sgmgtd   the same for SGMGT-D\n"
     "  sghmc    SGHMC: h, friction C and mass m against ESS and variance error (5-D Gaussian)\n"
     "  batch    SGHMC on a logistic regression: batch size n, with and without V-hat\n"
     "  sgrhmc   SGRHMC with a constant metric: h against 2/lambda_max(G^-1)\n"
@@ -139,6 +141,22 @@ ChainStats<S::dim> run_chain(const S& s, const Model& model, const Vector<double
   return out;
 }
 
+/// A table with a first column aligned `first` and right-aligned others.
+Table make_table(const char* first, Table::Align align, std::initializer_list<const char*> rest) {
+  Table t;
+  t.add_column(first, align);
+  for (const char* c : rest) t.add_column(c);
+  return t;
+}
+
+/// Adds a row to the table and prints it at once (a long section shows its progress).
+void emit_row(Table& t, const std::vector<std::string>& cells) {
+  t.add_row(cells);
+  for (const auto& c : cells) std::printf("%s | ", c.c_str());
+  std::printf("\n");
+  std::fflush(stdout);
+}
+
 template <int D>
 std::string ess_range(const ChainStats<D>& c) {
   if (!c.ok()) return format("failed: %s", c.run.status.message());
@@ -168,10 +186,8 @@ void section_sgmgt(const Options& o) {
       "(−2, 0):\nswitches between θ₁ < −1 and θ₁ > 1, share of time at θ₁ > 0 (exact: "
       "0.5).\n\n",
       static_cast<unsigned long long>(steps));
-  Table t;
-  t.add_column("sampler", Table::Align::Left);
-  for (const char* c : {"h", "R", "R·h", "ESS, 5-D Gaussian", "var (1)", "switches", "θ₁ > 0"})
-    t.add_column(c);
+  Table t = make_table("sampler", Table::Align::Left,
+                       {"h", "R", "R·h", "ESS, 5-D Gaussian", "var (1)", "switches", "θ₁ > 0"});
   const Gaussian<5> gauss;
   const TwoModes modes;
   const Vector<double, 5> g0 = Vector<double, 5>::Zero();
@@ -196,12 +212,12 @@ void section_sgmgt(const Options& o) {
         cg.ok() ? format("%.3f", cg.var.mean()) : "—",
         cm.ok() ? format("%ld", cm.switches) : format("failed: %s", cm.run.status.message()),
         cm.ok() ? format("%.3f", cm.right_share) : "—"};
-    t.add_row(cells);
-    for (const auto& c : cells) std::printf("%s | ", c.c_str());
-    std::printf("\n");
-    std::fflush(stdout);
+    emit_row(t, cells);
   };
+  const bool plain = o.section == "all" || o.section == "sgmgt";
+  const bool damped = o.section == "all" || o.section == "sgmgtd";
   for (int a : {1, 2}) {
+    if (!plain) break;
     for (double h : {0.01, 0.05, 0.1, 0.2}) {
       for (int r : {50, 500, 0}) {
         sgmcmc::SGMGTParams<double> p;
@@ -217,6 +233,7 @@ void section_sgmgt(const Options& o) {
   // SGMGT-D: the code's σ's (σ_θ = σ_ξ = 0.01, σ_p = 10; a = 2: γ = 1, c = 3), the docs' old
   // example at h = 0.001, and the multiple-well experiment's σ_θ = σ_ξ = 0.3, σ_p = 1, γ = 1.
   for (int a : {1, 2}) {
+    if (!damped) break;
     for (int set : {0, 1}) {
       for (double h : {0.001, 0.01, 0.05, 0.1}) {
         for (int r : {50, 0}) {
@@ -254,11 +271,9 @@ void section_sghmc(const Options& o) {
       "N(0, mI);\nESS per 10⁶ steps of θ_i and θ_i² (min over coordinates, Geyer on "
       "every 10th state,\nso at most 10⁵), max_i |Var θ_i − 1|.\n\n",
       static_cast<unsigned long long>(steps));
-  Table t;
-  t.add_column("h", Table::Align::Right);
-  for (const char* c :
-       {"C", "m", "2hC/m + h²k/m", "ESS θ / 10⁶ steps", "ESS θ² / 10⁶ steps", "max |Var − 1|"})
-    t.add_column(c);
+  Table t = make_table(
+      "h", Table::Align::Right,
+      {"C", "m", "2hC/m + h²k/m", "ESS θ / 10⁶ steps", "ESS θ² / 10⁶ steps", "max |Var − 1|"});
   const Gaussian<5> gauss;
   std::uint64_t seed = o.seed + 1000;
   auto row = [&](double h, double c, double m, bool same_seed = false) {
@@ -298,10 +313,7 @@ void section_sghmc(const Options& o) {
       cells.push_back(format("%.0f", ess2 * per));
       cells.push_back(format("%.3f", err));
     }
-    t.add_row(cells);
-    for (const auto& c2 : cells) std::printf("%s | ", c2.c_str());
-    std::printf("\n");
-    std::fflush(stdout);
+    emit_row(t, cells);
   };
   for (double h : {0.05, 0.2, 0.5}) {
     for (double c : {0.1, 0.5, 1.0, 2.0, 5.0, 20.0}) row(h, c, 1.0);
@@ -399,11 +411,9 @@ void section_batch(const Options& o) {
       "(MinibatchSampler: disjoint within\nan epoch) or independent (a fresh uniform subset "
       "every step).\n\n",
       h, c, 2 * c / h, static_cast<unsigned long long>(steps));
-  Table t;
-  t.add_column("batch n", Table::Align::Right);
-  for (const char* col : {"batches", "V̂", "max |mean err| / sd", "sd / ref sd (min–max)",
-                          "V (mean, per coord.)", "√(1 + hV/(2C))", "clipped steps"})
-    t.add_column(col);
+  Table t = make_table("batch n", Table::Align::Right,
+                       {"batches", "V̂", "max |mean err| / sd", "sd / ref sd (min–max)",
+                        "V (mean, per coord.)", "√(1 + hV/(2C))", "clipped steps"});
   std::uint64_t seed = o.seed + 2000;
   for (std::size_t n : {10u, 30u, 100u, 300u, 1000u}) {
     for (int variant = 0; variant < 4; ++variant) {
@@ -446,10 +456,7 @@ void section_batch(const Options& o) {
                                            static_cast<unsigned long long>(est.applied()))
                                   : "—");
       }
-      t.add_row(cells);
-      for (const auto& c2 : cells) std::printf("%s | ", c2.c_str());
-      std::printf("\n");
-      std::fflush(stdout);
+      emit_row(t, cells);
     }
   }
   std::printf("%s\n", t.markdown().c_str());
@@ -491,10 +498,8 @@ void section_sgrhmc(const Options& o) {
       "bound h* (coordinate 2,\nS = √λ): kick–drift 2hλ + h²λk < 4; explicit Euler hk < 1 "
       "and 2hλ − h²λk < 4.\n\n",
       static_cast<unsigned long long>(steps));
-  Table t;
-  t.add_column("integrator", Table::Align::Left);
-  for (const char* c : {"k", "h*", "h*·λmax/2", "h / h*", "h", "result", "Var θ₂ · k (1)"})
-    t.add_column(c);
+  Table t = make_table("integrator", Table::Align::Left,
+                       {"k", "h*", "h*·λmax/2", "h / h*", "h", "result", "Var θ₂ · k (1)"});
   std::uint64_t seed = o.seed + 3000;
   auto row = [&](auto sampler, const char* name, double k, double bound) {
     Gaussian<2> model;
@@ -520,10 +525,7 @@ void section_sgrhmc(const Options& o) {
       cells.push_back("ok");
       cells.push_back(format("%.3f", v));
     }
-    t.add_row(cells);
-    for (const auto& c2 : cells) std::printf("%s | ", c2.c_str());
-    std::printf("\n");
-    std::fflush(stdout);
+    emit_row(t, cells);
   };
   for (double k : {1.0, 25.0}) {
     for (bool kick_drift : {true, false}) {
@@ -561,7 +563,7 @@ int main(int argc, char** argv) {
   }
   if (args.status() != 0) return args.status() == 1 ? 0 : 2;
   const bool all = o.section == "all";
-  if (all || o.section == "sgmgt") section_sgmgt(o);
+  if (all || o.section == "sgmgt" || o.section == "sgmgtd") section_sgmgt(o);
   if (all || o.section == "sghmc") section_sghmc(o);
   if (all || o.section == "batch") section_batch(o);
   if (all || o.section == "sgrhmc") section_sgrhmc(o);
