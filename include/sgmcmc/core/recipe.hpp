@@ -963,13 +963,15 @@ class Recipe {
       out[j] = out[j] > Scalar(0) ? out[j] : Scalar(0);
     }
     not_psd = not_psd || neg;
+    using std::sqrt;
     if constexpr (chunk * int(sizeof(Scalar)) >= 64) {
-      Eigen::Map<Eigen::Array<Scalar, Eigen::Dynamic, 1>> a(out, n);
-      a = a.sqrt();
-    } else {  // shorter than a register: nothing to vectorise
-      using std::sqrt;
-      for (Index j = 0; j < n; ++j) out[j] = sqrt(out[j]);
+      if (n == chunk) {  // a whole chunk: packet square roots over a fixed size
+        Eigen::Map<Eigen::Array<Scalar, chunk, 1>> a(out);
+        a = a.sqrt();
+        return;
+      }
     }
+    for (Index j = 0; j < n; ++j) out[j] = sqrt(out[j]);  // the tail, or shorter than a register
   }
 
   /// σ_i of an update of lane block B over hp = φh: var = hp(2T d_i − hp p_i² V̂_i) (the V̂ term
