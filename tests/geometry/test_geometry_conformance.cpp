@@ -86,7 +86,7 @@ struct NanPotentialModel : geo::MinibatchModel<geo::GaussianTarget, Scalar, 2> {
 template <class S>
 auto random_state(const S& s, std::uint64_t seed) {
   using Scalar = typename S::Scalar;
-  auto z = s.start(S::PositionVector::Zero());
+  auto z = s.start(Vector<Scalar, S::dim>::Zero());
   sgmcmc_test::TinyRng rng(seed);
   auto flat = z.flat();
   for (int i = 0; i < flat.size(); ++i) flat[i] = Scalar(0.5) * normal<Scalar>(rng);

@@ -88,11 +88,11 @@ TEST_CASE_TEMPLATE("SGRLD Γ: AD = finite differences = analytic", Scalar, float
       SGRLD<Scalar, D, Full, geo::SeparableDiagInverseDivergence> an({Scalar(0.01), {}, {}});
       const DVec fd = divergence_fd(
           [](const DVec& t) { return dense_of_fn<D>(geo::SeparableDiagInverse{}, t); }, thd);
-      const DVec a = full.gamma(full.start(th)).position().template cast<double>();
+      const DVec a = full.recipe().gamma(full.start(th)).position().template cast<double>();
       CHECK(rel_err(a, fd) < fd_tol<Scalar>());
-      CHECK(rel_err(sep.gamma(sep.start(th)).position().template cast<double>(), a) <
+      CHECK(rel_err(sep.recipe().gamma(sep.start(th)).position().template cast<double>(), a) <
             ad_tol<Scalar>());
-      CHECK(rel_err(an.gamma(an.start(th)).position().template cast<double>(), a) <
+      CHECK(rel_err(an.recipe().gamma(an.start(th)).position().template cast<double>(), a) <
             ad_tol<Scalar>());
     }
     SUBCASE("coupled diagonal and dense G⁻¹, dense G (AD through the Cholesky inverse)") {
@@ -109,14 +109,15 @@ TEST_CASE_TEMPLATE("SGRLD Γ: AD = finite differences = analytic", Scalar, float
       const DVec fd3 = divergence_fd(
           [](const DVec& t) { return DMat(dense_of_fn<D>(geo::DenseMetricG{}, t).inverse()); },
           thd);
-      CHECK(rel_err(s1.gamma(s1.start(th)).position().template cast<double>(), fd1) <
+      CHECK(rel_err(s1.recipe().gamma(s1.start(th)).position().template cast<double>(), fd1) <
             fd_tol<Scalar>());
-      CHECK(rel_err(s2.gamma(s2.start(th)).position().template cast<double>(), fd2) <
+      CHECK(rel_err(s2.recipe().gamma(s2.start(th)).position().template cast<double>(), fd2) <
             fd_tol<Scalar>());
-      CHECK(rel_err(s3.gamma(s3.start(th)).position().template cast<double>(), fd3) <
+      CHECK(rel_err(s3.recipe().gamma(s3.start(th)).position().template cast<double>(), fd3) <
             fd_tol<Scalar>());
       // negative control: a dense Γ is not the diagonal one (the check can fail)
-      CHECK(rel_err(s1.gamma(s1.start(th)).position().template cast<double>(), fd2) > 1e-3);
+      CHECK(rel_err(s1.recipe().gamma(s1.start(th)).position().template cast<double>(), fd2) >
+            1e-3);
     }
   }
 }
@@ -144,7 +145,7 @@ TEST_CASE_TEMPLATE("SGRHMC ∇·S: AD / Daleckii–Krein = finite differences of
     auto div = [&](const auto& s) {
       auto z = s.start(th);
       z.momentum().setConstant(Scalar(0.3));
-      const auto g = s.gamma(z);
+      const auto g = s.recipe().gamma(z);
       CHECK(g.position().isZero(0));  // Γ_θ = Σ_k ∂(−S)_{ik}/∂r_k = 0 exactly
       return DVec(g.momentum().template cast<double>());
     };
@@ -192,13 +193,15 @@ TEST_CASE_TEMPLATE("synthetic metric: Γ by AD of the model's potential = analyt
     const Vector<Scalar, 2> th = random_theta<Scalar, 2>(seed, 0.7);
     const DVec thd = th.template cast<double>();
     const DVec fd_s = divergence_fd(sqrt_ginv, thd);
-    const DVec g_an = an.gamma(an.start(th), model).momentum().template cast<double>();
-    const DVec g_ad = ad.gamma(ad.start(th), model).momentum().template cast<double>();
+    const DVec g_an = an.recipe().gamma(an.start(th), model).momentum().template cast<double>();
+    const DVec g_ad = ad.recipe().gamma(ad.start(th), model).momentum().template cast<double>();
     CHECK(rel_err(g_an, fd_s) < fd_tol<Scalar>());
     CHECK(rel_err(g_ad, g_an) < ad_tol<Scalar>() * 10);
     const DVec fd_d = divergence_fd(ginv, thd);
-    const DVec r_an = rld_an.gamma(rld_an.start(th), model).position().template cast<double>();
-    const DVec r_ad = rld_ad.gamma(rld_ad.start(th), model).position().template cast<double>();
+    const DVec r_an =
+        rld_an.recipe().gamma(rld_an.start(th), model).position().template cast<double>();
+    const DVec r_ad =
+        rld_ad.recipe().gamma(rld_ad.start(th), model).position().template cast<double>();
     CHECK(rel_err(r_an, fd_d) < fd_tol<Scalar>());
     CHECK(rel_err(r_ad, r_an) < ad_tol<Scalar>() * 10);
   }
@@ -225,8 +228,9 @@ GuardScan scan_guard(double floor) {
     double x = 0.3 + 1.3 * i / 26000.0;
     if (i == 2000) x = roots[0];
     if (i == 20000) x = roots[1];
-    const double g = s.gamma(s.start(Vector<double, 1>::Constant(x)), model).momentum()[0];
-    const double ga = ad.gamma(ad.start(Vector<double, 1>::Constant(x)), model).momentum()[0];
+    const double g = s.recipe().gamma(s.start(Vector<double, 1>::Constant(x)), model).momentum()[0];
+    const double ga =
+        ad.recipe().gamma(ad.start(Vector<double, 1>::Constant(x)), model).momentum()[0];
     out.all_finite = out.all_finite && std::isfinite(g) && std::isfinite(ga) &&
                      std::abs(g - ga) <= 1e-9 * (1 + std::abs(g));
     const double du = 4 * x * x * x - 4 * x;
@@ -251,7 +255,7 @@ TEST_CASE("the floor guards the synthetic metric where Ũ + C = 0 (double well)"
     for (double r : roots) {
       auto z = s.start(Vector<double, 1>::Constant(r));
       z.momentum()[0] = 0.7;
-      CHECK(s.gamma(z, model).momentum()[0] == 0.0);
+      CHECK(s.recipe().gamma(z, model).momentum()[0] == 0.0);
       for (int i = 0; i < 100; ++i) REQUIRE(s.step(z, model, rng));
       CHECK(z.all_finite());
     }

@@ -21,7 +21,7 @@ namespace {
 template <class S, class M>
 long allocations_in_steps(const S& s, const M& model) {
   host::Rng rng(5);
-  auto z = s.start(S::PositionVector::Constant(typename S::Scalar(0.3)));
+  auto z = s.start(Vector<typename S::Scalar, S::dim>::Constant(typename S::Scalar(0.3)));
   bool ok = true;
   long count = 0;
   {

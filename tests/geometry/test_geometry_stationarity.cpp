@@ -37,11 +37,12 @@ constexpr double kH = 0.005;
 
 /// Runs a chain (burn-in n/10, then n steps) and returns the recorded positions (every 10th).
 template <class S, class M>
-std::vector<typename S::PositionVector> run(const S& s, const M& model, std::int64_t n,
-                                            std::uint64_t seed, typename S::PositionVector theta0) {
+std::vector<Vector<typename S::Scalar, S::dim>> run(
+    const S& s, const M& model, std::int64_t n, std::uint64_t seed,
+    const Vector<typename S::Scalar, S::dim>& theta0) {
   host::Rng rng(seed);
   auto z = s.start(theta0);
-  std::vector<typename S::PositionVector> out;
+  std::vector<Vector<typename S::Scalar, S::dim>> out;
   out.reserve(static_cast<std::size_t>(n / 10));
   bool ok = true;
   for (std::int64_t i = 0; i < n / 10; ++i) ok = ok && static_cast<bool>(s.step(z, model, rng));

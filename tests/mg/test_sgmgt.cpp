@@ -153,8 +153,8 @@ TEST_CASE_TEMPLATE("SGMGT family: one step equals MATH.md §3.4/§3.6 by hand (s
     auto z = some_state<typename C::Sampler::StateType>();
     z.momentum() *= Scalar(1 + trial);
     auto ze = z;
-    REQUIRE(sweep.step_with_noise(z, model, zeta));
-    REQUIRE(euler.step_with_noise(ze, model, zeta));
+    REQUIRE(sweep.recipe().step_with_noise(z, model, zeta));
+    REQUIRE(euler.recipe().step_with_noise(ze, model, zeta));
     auto z0 = some_state<typename C::Sampler::StateType>();
     z0.momentum() *= Scalar(1 + trial);
     CHECK(close_states(z, reference_step(z0, model, hp, h, false, zt, zp, zx), tol<Scalar>()));
@@ -242,7 +242,7 @@ TEST_CASE("SGMGT-D Euler step equals the dense recipe oracle (Γ by finite diffe
       SGMGTD<double, d, ExplicitEuler>::NoiseVector zeta;
       fill_normal(rng, zeta);
       const DVec want = sgmcmc_test::reference_step(spec, DVec(z.flat()), p.step_size, DVec(zeta));
-      REQUIRE(s.step_with_noise(z, model, zeta));
+      REQUIRE(s.recipe().step_with_noise(z, model, zeta));
       CAPTURE(a);
       CHECK((DVec(z.flat()) - want).cwiseAbs().maxCoeff() < 1e-7);
     }

@@ -93,7 +93,7 @@ Chain run(const Sampler& s, const Model& model, const Vector<double, Sampler::di
       typename Sampler::NoiseVector zeta;  // SGMGT-D: θ, p, ξ segments
       fill_normal(rng, zeta);
       zeta.template segment<d>(heat == Heat::Theta ? 0 : d) *= 2.0;
-      st = s.step_with_noise(z, model, zeta);
+      st = s.recipe().step_with_noise(z, model, zeta);  // the dynamics alone
     } else {
       st = s.step(z, model, rng);
     }

@@ -136,20 +136,6 @@ Summary record(const Sampler& s, const Model& m, std::uint64_t seed, std::int64_
   return summarise(theta, ok);
 }
 
-/// SGNHT with the recipe paper's Eq. (6) sign on Γ (MATH.md §1.4 row 1): Γ_ξ = +1 instead of −1.
-/// The engine subtracts cols(), so returning −1 flips the sign.
-template <class S, int Dim>
-struct FlippedGamma {
-  template <class Z>
-  Vector<S, Dim> rows(const Z&) const noexcept {
-    return Vector<S, Dim>::Zero();
-  }
-  template <class Z>
-  Vector<S, 1> cols(const Z&) const noexcept {
-    return -Vector<S, 1>::Ones();
-  }
-};
-
 }  // namespace
 
 TEST_CASE("the double-well oracle: grid normaliser and bin masses") {
@@ -235,12 +221,11 @@ TEST_CASE_TEMPLATE("(b) double well: SGNHT absorbs unknown gradient noise; flipp
   CHECK(check("SGNHT, V = 20, no V̂", record(sgnht, noisy, 522, n, thin, 5000)));
   // Negative control: Γ_ξ = +1 (recipe Eq. (6) sign). ξ then only grows, the friction hξ passes
   // 2 within a few hundred steps and the chain stops with a non-finite state.
-  using Flipped = SGNHT<S, 1, Sweep<Momentum, Position, Thermostat>, FlippedGamma<S, 1>>;
-  typename Flipped::Params pf;
-  pf.step_size = S(0.05);
-  pf.diffusion = S(1);
-  CHECK_FALSE(
-      check("SGNHT with flipped Γ", record(Flipped(pf), DoubleWell<S>{}, 523, n, thin, 5000)));
+  // The variant is SGNHT's recipe with the sign of Γ_ξ flipped (make_recipe<G>, stationarity.hpp's
+  // SgnhtHandGamma), stepped as a recipe on the sampler's State.
+  const auto flipped = SGNHT<S, 1>::template make_recipe<SgnhtHandGamma<S, 1, -1>>(p);
+  REQUIRE(flipped.status());
+  CHECK_FALSE(check("SGNHT with flipped Γ", record(flipped, DoubleWell<S>{}, 523, n, thin, 5000)));
 }
 
 TEST_CASE_TEMPLATE("(b) double well: HMC is exact; unadjusted leapfrog at the same h is not", S,
@@ -277,7 +262,7 @@ Summary fig1_sghmc(const SGHMC<S, 1>& s, const Model& m, std::uint64_t seed, std
   theta.reserve(static_cast<std::size_t>(runs));
   bool ok = true;
   for (std::int64_t i = 0; i < runs && ok; ++i) {
-    s.refresh_momentum(z, rng);
+    ok = static_cast<bool>(s.refresh_momentum(z, rng));
     for (int k = 0; k < 50 && ok; ++k) ok = static_cast<bool>(s.step(z, m, rng));
     theta.push_back(static_cast<double>(z.position()[0]));
   }

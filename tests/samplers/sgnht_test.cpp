@@ -317,3 +317,33 @@ TEST_CASE_TEMPLATE("(f) SGNHT on the correlated Gaussian, with and without undec
   const Recorded<2> r11 = record<2>(row11_recipe<S, 2>(h, a), target, 723, steps, a);
   CHECK_FALSE(theta_ok<2>("row 11 variant, correlated", r11, sigma, h, a, tol));
 }
+
+TEST_CASE_TEMPLATE("SGNHT::make_recipe<G>: a variant's Γ is the only difference from the sampler",
+                   S, float, double) {
+  // The statistical negative controls step recipes built with make_recipe<G> instead of the
+  // sampler: with SGNHT's own Γ (analytic, by hand, or by AD) that recipe, stepped on the
+  // sampler's State, must be the sampler bit for bit; the flipped Γ must not.
+  constexpr int D = 3;
+  const auto sampler = make_sgnht<SGNHT<S, D>>(0.05, 1.0);
+  const auto p = sampler.params();
+  const auto own = SGNHT<S, D>::template make_recipe<>(p);
+  const auto hand = SGNHT<S, D>::template make_recipe<SgnhtHandGamma<S, D, 1>>(p);
+  const auto ad = SGNHT<S, D>::template make_recipe<AutoGamma>(p);
+  const auto flipped = SGNHT<S, D>::template make_recipe<SgnhtHandGamma<S, D, -1>>(p);
+  REQUIRE(own.status());
+  REQUIRE(flipped.status());
+  auto chain = [&](const auto& stepper) {
+    host::Rng rng(731);
+    auto z = sampler.start(Vector<S, D>(S(0.5), S(-0.25), S(1)));
+    bool ok = true;
+    for (int i = 0; i < 200; ++i)
+      ok = ok && static_cast<bool>(stepper.step(z, StandardNormal<S, D>{}, rng));
+    CHECK(ok);
+    return z;
+  };
+  const auto reference = chain(sampler);
+  CHECK(chain(own) == reference);
+  CHECK(chain(hand) == reference);
+  CHECK(chain(ad) == reference);
+  CHECK_FALSE(chain(flipped) == reference);
+}

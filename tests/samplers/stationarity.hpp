@@ -129,4 +129,20 @@ inline double kl_of(const std::vector<double>& p, const std::vector<double>& the
   return kl_true_to_sample(p, h);
 }
 
+/// SGNHT's Γ of the column r/d written out per coordinate (a Lane x, core/structure.hpp):
+/// rows(x) = ∂(r_i/d)/∂ξ = 0 and cols(x) = Sign · ∂(r_i/d)/∂r_i = Sign/d, which the engine sums
+/// over i and subtracts. Sign = +1 is SGNHT's own Γ_ξ = −1; Sign = −1 flips it to the recipe
+/// paper's Eq. (6) sign (MATH.md §1.4 row 1). For SGNHT<..>::make_recipe<G>.
+template <class S, int D, int Sign>
+struct SgnhtHandGamma {
+  template <class X>
+  S rows(const X&) const noexcept {
+    return S(0);
+  }
+  template <class X>
+  S cols(const X&) const noexcept {
+    return S(Sign) / S(D);
+  }
+};
+
 }  // namespace sgmcmc::test

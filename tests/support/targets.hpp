@@ -18,14 +18,18 @@ namespace sgmcmc::test {
 
 // ---------------------------------------------------------------------------------------------
 // Models: gradient(theta, grad) const writes ∇U, potential(theta) const returns U = −log density.
+// Written as templates over the argument types (core/model.hpp): the engine passes Eigen maps of
+// compile-time size, tests may pass fixed-size vectors.
 
 /// Standard normal in Dim dimensions: U = θᵀθ / 2.
 template <class Scalar, int Dim>
 struct StandardNormal {
-  void gradient(const Vector<Scalar, Dim>& theta, Vector<Scalar, Dim>& grad) const noexcept {
+  template <class Theta, class Grad>
+  void gradient(const Theta& theta, Grad& grad) const noexcept {
     grad = theta;
   }
-  Scalar potential(const Vector<Scalar, Dim>& theta) const noexcept {
+  template <class Theta>
+  Scalar potential(const Theta& theta) const noexcept {
     return theta.squaredNorm() / Scalar(2);
   }
 };
@@ -39,11 +43,13 @@ struct DoubleWell {
   static constexpr double fourth_moment = 1.08274548713;   ///< E θ⁴
   static double u(double x) noexcept { return x * x * x * x - 2.0 * x * x; }
 
-  void gradient(const Vector<Scalar, 1>& theta, Vector<Scalar, 1>& grad) const noexcept {
+  template <class Theta, class Grad>
+  void gradient(const Theta& theta, Grad& grad) const noexcept {
     const Scalar x = theta[0];
     grad[0] = Scalar(4) * x * x * x - Scalar(4) * x;
   }
-  Scalar potential(const Vector<Scalar, 1>& theta) const noexcept {
+  template <class Theta>
+  Scalar potential(const Theta& theta) const noexcept {
     const Scalar x2 = theta[0] * theta[0];
     return x2 * x2 - Scalar(2) * x2;
   }
@@ -68,13 +74,15 @@ struct CorrelatedGaussian2 {
     return p / (1.0 - rho * rho);
   }
 
-  void gradient(const Vector<Scalar, 2>& theta, Vector<Scalar, 2>& grad) const noexcept {
+  template <class Theta, class Grad>
+  void gradient(const Theta& theta, Grad& grad) const noexcept {
     const Scalar k = Scalar(1.0 / (1.0 - rho * rho));
     const Scalar r = Scalar(rho);
     grad[0] = k * (theta[0] - r * theta[1]);
     grad[1] = k * (theta[1] - r * theta[0]);
   }
-  Scalar potential(const Vector<Scalar, 2>& theta) const noexcept {
+  template <class Theta>
+  Scalar potential(const Theta& theta) const noexcept {
     const Scalar k = Scalar(1.0 / (1.0 - rho * rho));
     return k * (theta[0] * theta[0] - Scalar(2 * rho) * theta[0] * theta[1] + theta[1] * theta[1]) /
            Scalar(2);
@@ -91,13 +99,15 @@ struct Banana {
   /// The θ₁-marginal potential θ₁⁴/10.
   static double u1(double x) noexcept { return x * x * x * x / 10.0; }
 
-  void gradient(const Vector<Scalar, 2>& theta, Vector<Scalar, 2>& grad) const noexcept {
+  template <class Theta, class Grad>
+  void gradient(const Theta& theta, Grad& grad) const noexcept {
     const Scalar a = theta[0];
     const Scalar s = Scalar(4) * (theta[1] + Scalar(1.2)) - a * a;
     grad[0] = Scalar(0.4) * a * a * a - Scalar(2) * a * s;
     grad[1] = Scalar(4) * s;
   }
-  Scalar potential(const Vector<Scalar, 2>& theta) const noexcept {
+  template <class Theta>
+  Scalar potential(const Theta& theta) const noexcept {
     const Scalar a2 = theta[0] * theta[0];
     const Scalar s = Scalar(4) * (theta[1] + Scalar(1.2)) - a2;
     return a2 * a2 / Scalar(10) + s * s / Scalar(2);
@@ -119,13 +129,15 @@ class NoisyGradient {
   NoisyGradient(const Model& model, Scalar v, std::uint64_t seed, std::uint64_t stream = 0)
       : NoisyGradient(model, Vector<Scalar, Dim>::Constant(v), seed, stream) {}
 
-  void gradient(const Vector<Scalar, Dim>& theta, Vector<Scalar, Dim>& grad) const noexcept {
+  template <class Theta, class Grad>
+  void gradient(const Theta& theta, Grad& grad) const noexcept {
     model_.gradient(theta, grad);
     Vector<Scalar, Dim> z;
     rng_.fill_normal(z);
     grad += sd_.cwiseProduct(z);
   }
-  Scalar potential(const Vector<Scalar, Dim>& theta) const noexcept {
+  template <class Theta>
+  Scalar potential(const Theta& theta) const noexcept {
     return model_.potential(theta);
   }
   const Model& model() const noexcept { return model_; }

@@ -40,12 +40,12 @@ namespace sgmcmc {
 namespace detail {
 
 template <class F, int... I>
-constexpr void static_for_impl(F&& f, std::integer_sequence<int, I...>) {
+[[gnu::always_inline]] constexpr void static_for_impl(F&& f, std::integer_sequence<int, I...>) {
   (f(std::integral_constant<int, I>{}), ...);
 }
 /// Calls f(std::integral_constant<int, i>) for i = 0 .. N-1.
 template <int N, class F>
-constexpr void static_for(F&& f) {
+[[gnu::always_inline]] constexpr void static_for(F&& f) {
   static_for_impl(f, std::make_integer_sequence<int, N>{});
 }
 
@@ -185,8 +185,16 @@ class GradientNoise {
  public:
   static constexpr bool inline_values = N * int(sizeof(Scalar)) <= 16384;
 
-  bool zero() const noexcept { return !external_ && isotropic_ && iso_ == Scalar(0); }
+  [[gnu::always_inline]] bool zero() const noexcept { return !external_ && isotropic_ && iso_ == Scalar(0); }
   bool isotropic() const noexcept { return isotropic_; }
+  /// The per-coordinate values (nullptr when isotropic: then iso() is every value).
+  const Scalar* values() const noexcept {
+    if (isotropic_) return nullptr;
+    if constexpr (inline_values) {
+      if (!external_) return values_.data();
+    }
+    return ext_;
+  }
   Scalar iso() const noexcept { return iso_; }
   Scalar operator[](Index i) const noexcept {
     if (isotropic_) return iso_;
@@ -724,7 +732,7 @@ class Recipe {
 
   /// ∂H/∂z_{B,i} at the lane (g_i for the position).
   template <int B, class Pt>
-  static Scalar dh(const Pt& pt, const LaneT& x, Scalar g) noexcept {
+  [[gnu::always_inline]] static Scalar dh(const Pt& pt, const LaneT& x, Scalar g) noexcept {
     if constexpr (B == 0) {
       static_cast<void>(pt);
       static_cast<void>(x);
@@ -737,7 +745,7 @@ class Recipe {
 
   /// Entry i of a lanewise structure at the lane.
   template <class S>
-  static Scalar lane_value(const S& s, Index i, const LaneT& x) noexcept {
+  [[gnu::always_inline]] static Scalar lane_value(const S& s, Index i, const LaneT& x) noexcept {
     if constexpr (S::state_dependent) {
       static_cast<void>(i);
       return s.at(x);
@@ -763,7 +771,7 @@ class Recipe {
   /// (Transposed = false: Σ_k ∂A_ik/∂z_{Col,k} = ∂A_ii/∂z_{Col,i}) or, as −Aᵀ at (Col, Row), to
   /// row Col (Transposed = true: −∂A_ii/∂z_{Row,i}).
   template <int Row, int Col, bool Transposed, class S>
-  static Scalar lane_gamma(const S& s, const LaneT& x) noexcept {
+  [[gnu::always_inline]] static Scalar lane_gamma(const S& s, const LaneT& x) noexcept {
     if constexpr (!S::state_dependent || detail::IsZeroGamma<S>::value) {
       static_cast<void>(s);
       static_cast<void>(x);
@@ -784,7 +792,7 @@ class Recipe {
   /// The drift of lane block B at the lane (the parts P selects) at temperature t; the metric
   /// values' finiteness bits go to `metric`.
   template <int B, Part P, class Pt>
-  static Scalar lane_drift(const Pt& pt, const LaneT& x, Scalar g, const Scalar (&sv)[blocks],
+  [[gnu::always_inline]] static Scalar lane_drift(const Pt& pt, const LaneT& x, Scalar g, const Scalar (&sv)[blocks],
                            Index i, Scalar t, detail::BitsOf<Scalar>& metric) noexcept {
     constexpr bool d_part = P == Part::Full || P == Part::Dissipative;
     constexpr bool q_part = P == Part::Full || P == Part::Conservative;
@@ -828,7 +836,7 @@ class Recipe {
   /// Σ-contribution of one lane to the drift of one-scalar block C (columns joining C to
   /// position-sized blocks), with the parts P selects.
   template <int C, Part P, class Pt>
-  static Scalar lane_reduction(const Pt& pt, const LaneT& x, Scalar g, Index i, Scalar t,
+  [[gnu::always_inline]] static Scalar lane_reduction(const Pt& pt, const LaneT& x, Scalar g, Index i, Scalar t,
                                detail::BitsOf<Scalar>& metric) noexcept {
     constexpr bool q_part = P == Part::Full || P == Part::Conservative;
     static_cast<void>(t);
@@ -852,7 +860,7 @@ class Recipe {
 
   /// The drift of one-scalar block C from its own D and the pairs between scalar blocks.
   template <int C, Part P, class Pt>
-  static Scalar scalar_drift(const Pt& pt, const Scalar (&sv)[blocks]) noexcept {
+  [[gnu::always_inline]] static Scalar scalar_drift(const Pt& pt, const Scalar (&sv)[blocks]) noexcept {
     constexpr bool d_part = P == Part::Full || P == Part::Dissipative;
     constexpr bool q_part = P == Part::Full || P == Part::Conservative;
     Scalar f(0);
@@ -880,7 +888,7 @@ class Recipe {
 
   /// P_B's entry i at the lane.
   template <int B, class Pt>
-  static Scalar p_lane(const Pt& pt, Index i, const LaneT& x) noexcept {
+  [[gnu::always_inline]] static Scalar p_lane(const Pt& pt, Index i, const LaneT& x) noexcept {
     if constexpr (B == 0) {
       return lane_value(std::get<0>(pt.d), i, x);
     } else {
@@ -900,10 +908,64 @@ class Recipe {
     return !DS::state_dependent && DS::uniform && (PS::is_zero || (PS::uniform && !PS::state_dependent));
   }
 
+  /// Whether σ_i of a noisy update of block B reads the state (else it depends on i only).
+  template <int B>
+  static constexpr bool sigma_state_dependent() {
+    using PS = typename PInfo<B>::Structure;
+    return DBlock<B>::state_dependent || (!PS::is_zero && PS::state_dependent);
+  }
+
+  /// out[j] = σ_{c0+j} for j < n (lane_sigma for a σ that depends on i only), in loops without
+  /// branches and with the square roots as Eigen packets: the coordinate loop's own std::sqrt keeps
+  /// an errno branch that stops vectorisation. A negative variance sets not_psd and gives 0.
+  template <int B, class Pt>
+  void fill_sigma(const Pt& pt, Scalar hp, Scalar t, bool correct, Index c0, Index n,
+                  Scalar* out, bool& not_psd) const noexcept {
+    static_assert(!sigma_state_dependent<B>(), "fill_sigma: σ must not read the state");
+    const LaneT none{};
+    const auto& ds = std::get<B>(pt.d);
+    const Scalar two_t = Scalar(2) * t;
+    // The same operations in the same order as lane_sigma (the same σ, bit for bit).
+    for (Index j = 0; j < n; ++j) out[j] = two_t * lane_value(ds, c0 + j, none);
+    if constexpr (has_p<B>()) {
+      if (correct) {
+        const Scalar* v = vhat_.values();
+        const Scalar iso = vhat_.iso();
+        if (v != nullptr) {
+          for (Index j = 0; j < n; ++j) {
+            const Scalar pv = p_lane<B>(pt, c0 + j, none);
+            out[j] -= hp * pv * pv * v[c0 + j];
+          }
+        } else {
+          for (Index j = 0; j < n; ++j) {
+            const Scalar pv = p_lane<B>(pt, c0 + j, none);
+            out[j] -= hp * pv * pv * iso;
+          }
+        }
+      }
+    } else {
+      static_cast<void>(correct);
+    }
+    bool neg = false;
+    for (Index j = 0; j < n; ++j) {
+      out[j] *= hp;
+      neg = neg | (out[j] < Scalar(0));
+      out[j] = out[j] > Scalar(0) ? out[j] : Scalar(0);
+    }
+    not_psd = not_psd || neg;
+    if constexpr (chunk * int(sizeof(Scalar)) >= 64) {
+      Eigen::Map<Eigen::Array<Scalar, Eigen::Dynamic, 1>> a(out, n);
+      a = a.sqrt();
+    } else {  // shorter than a register: nothing to vectorise
+      using std::sqrt;
+      for (Index j = 0; j < n; ++j) out[j] = sqrt(out[j]);
+    }
+  }
+
   /// σ_i of an update of lane block B over hp = φh: var = hp(2T d_i − hp p_i² V̂_i) (the V̂ term
   /// when `correct`); a negative var sets not_psd and gives 0.
   template <int B, class Pt>
-  Scalar lane_sigma(const Pt& pt, Scalar hp, Scalar t, bool correct, const LaneT& x, Index i,
+  [[gnu::always_inline]] Scalar lane_sigma(const Pt& pt, Scalar hp, Scalar t, bool correct, const LaneT& x, Index i,
                     bool& not_psd) const noexcept {
     const Scalar dv = lane_value(std::get<B>(pt.d), i, x);
     Scalar var = Scalar(2) * t * dv;
@@ -974,7 +1036,7 @@ class Recipe {
 
   /// Runs a splitting's passes (explicit Euler: one simultaneous pass). FreshStart: scratch 0
   /// already holds ∇Ũ at the current position. h: the (signed) step.
-  template <class Split, bool FreshStart, class Model, class Noise>
+  template <class Split, bool FreshStart, bool CheckState = true, class Model, class Noise>
   void run_splitting(Ptrs& p, Scalar (&sv)[blocks], const Model& model, Noise& noise, Scalar h,
                      detail::PassFlags<Scalar>& flags) const noexcept {
     using P = PlanOf<Split, FreshStart>;
@@ -983,7 +1045,7 @@ class Recipe {
       if constexpr (P::value.gradient_before[g]) {
         detail::call_gradient<Scalar, dim>(model, p.cur[Position], p.grad);
       }
-      run_pass<Split, P::value.begin[g], P::value.end[g]>(p, sv, noise, h, flags);
+      run_pass<Split, P::value.begin[g], P::value.end[g], CheckState>(p, sv, noise, h, flags);
     });
   }
 
@@ -1008,20 +1070,38 @@ class Recipe {
   /// `steps` steps from a fresh gradient: the first step's head, then (tail of step k + head of
   /// step k + 1) as one pass list, then the last tail. Same updates, same order, as stepping
   /// `steps` times; one pass fewer per step.
+  ///
+  /// The passes check every gradient they read but not the values they write: a non-finite value
+  /// stays non-finite under every later update (each adds a finite multiple of something to the
+  /// value itself), so one reduction over the blocks written, at the end, sees it (NonFiniteState).
   template <class Model, class Noise>
   void run_chained(Ptrs& p, Scalar (&sv)[blocks], const Model& model, Noise& noise, Scalar h,
                    int steps, detail::PassFlags<Scalar>& flags) const noexcept {
     constexpr int b = chain_split();
     if constexpr (b == 0) {
-      for (int s = 0; s < steps; ++s) run_splitting<Integrator_, true>(p, sv, model, noise, h, flags);
+      for (int s = 0; s < steps; ++s) {
+        run_splitting<Integrator_, true, false>(p, sv, model, noise, h, flags);
+      }
     } else {
       using Head = typename detail::Slice<Integrator_, 0, b>::type;
       using Tail = typename detail::Slice<Integrator_, b, ITraits::count>::type;
       using Middle = typename detail::Concat<Tail, Head>::type;
-      run_splitting<Head, true>(p, sv, model, noise, h, flags);
-      for (int s = 1; s < steps; ++s) run_splitting<Middle, false>(p, sv, model, noise, h, flags);
-      run_splitting<Tail, false>(p, sv, model, noise, h, flags);
+      run_splitting<Head, true, false>(p, sv, model, noise, h, flags);
+      for (int s = 1; s < steps; ++s) run_splitting<Middle, false, false>(p, sv, model, noise, h, flags);
+      run_splitting<Tail, false, false>(p, sv, model, noise, h, flags);
     }
+    detail::static_for<blocks>([&](auto blk) {
+      if constexpr (lane_block(blk) && integrator_writes(blk)) {
+        if (!detail::all_finite(p.cur[blk], dim)) flags.state |= ~detail::BitsOf<Scalar>(0);
+      }
+    });
+  }
+  /// Whether the integrator updates block b.
+  static constexpr bool integrator_writes(int b) {
+    for (int u = 0; u < ITraits::count; ++u) {
+      if (ITraits::updates[u].block == b) return true;
+    }
+    return false;
   }
 
   /// What one pass (updates [Begin, End) of Split) reads, writes and draws, at compile time.
@@ -1031,6 +1111,13 @@ class Recipe {
     static constexpr bool reads_gradient() {
       bool r = false;
       for (int u = Begin; u < End; ++u) r = r || uses_gradient(T::updates[u].block, T::updates[u].part);
+      return r;
+    }
+    /// Updates of one-scalar blocks in [Begin, u) (u ≤ End): the row of update u in the
+    /// reduction buffers; reduce_row(End) is their number.
+    static constexpr int reduce_row(int u) {
+      int r = 0;
+      for (int v = Begin; v < u; ++v) r += lane_block(T::updates[v].block) ? 0 : 1;
       return r;
     }
     /// Diffusive updates of position-sized blocks in this pass (each takes a chunk of noise).
@@ -1077,7 +1164,7 @@ class Recipe {
   };
 
   /// One pass over the coordinates applying updates [Begin, End) of Split.
-  template <class Split, int Begin, int End, class Noise>
+  template <class Split, int Begin, int End, bool CheckState, class Noise>
   void run_pass(Ptrs& p, Scalar (&sv)[blocks], Noise& noise, Scalar h,
                 detail::PassFlags<Scalar>& flags) const noexcept {
     using T = TraitsOf<Split>;
@@ -1101,15 +1188,28 @@ class Recipe {
       }
     });
     if (per_lane) {
-      run_lanes<Split, Begin, End, true>(p, sv, noise, c, noise_on, flags);
+      run_lanes<Split, Begin, End, true, CheckState>(p, sv, noise, c, noise_on, flags);
     } else {
-      run_lanes<Split, Begin, End, false>(p, sv, noise, c, noise_on, flags);
+      run_lanes<Split, Begin, End, false, CheckState>(p, sv, noise, c, noise_on, flags);
     }
     // One-scalar blocks: their update (terminal in the pass) from the sums, with one normal.
     static_cast<void>(n_noisy);
   }
 
-  template <class Split, int Begin, int End, bool PerLane, class Noise, class C>
+  /// Whether a noisy lane update takes its σ_i from fill_sigma: σ varies with i (non-uniform D
+  /// or P, or PerLane: a non-isotropic V̂) but not with the state. Not for exact OU updates.
+  template <bool PerLane>
+  static constexpr bool presigma_of(const detail::UpdateSpec& s) {
+    bool r = false;
+    detail::static_for<blocks>([&](auto b) {
+      if constexpr (lane_block(b) && !sigma_state_dependent<b>()) {
+        if (b == s.block) r = PerLane || !sigma_can_be_uniform<b>();
+      }
+    });
+    return r && noisy(s) && s.part != Part::ExactOU;
+  }
+
+  template <class Split, int Begin, int End, bool PerLane, bool CheckState, class Noise, class C>
   void run_lanes(Ptrs& p, Scalar (&sv)[blocks], Noise& noise, const C& c, bool noise_on,
                  detail::PassFlags<Scalar>& flags) const noexcept {
     using T = TraitsOf<Split>;
@@ -1121,6 +1221,14 @@ class Recipe {
 
     Scalar zbuf[n_slots][chunk];
     const Scalar* zeta[n_slots];
+    // σ per coordinate, filled per chunk before the coordinate loop (fill_sigma), for the noisy
+    // updates whose σ varies with i but not with the state.
+    constexpr bool any_presigma = [] {
+      bool r = false;
+      for (int u = Begin; u < End; ++u) r = r || presigma_of<PerLane>(T::updates[u]);
+      return r;
+    }();
+    Scalar sigbuf[any_presigma ? n_slots : 1][any_presigma ? chunk : 1];
     for (int k = 0; k < n_slots; ++k) zeta[k] = zbuf[k];
     if (!noise_on) {
       for (auto& row : zbuf) {
@@ -1135,8 +1243,10 @@ class Recipe {
       }
       return false;
     }();
-    constexpr int W = reduces ? 64 / int(sizeof(Scalar)) : 1;
-    constexpr int n_red = n_upd > 0 ? n_upd : 1;
+    // W partial sums only when a chunk has at least W coordinates (below that every coordinate
+    // goes to partial 0 anyway: the same order, bit for bit), one row per reducing update.
+    constexpr int W = reduces && chunk >= 64 / int(sizeof(Scalar)) ? 64 / int(sizeof(Scalar)) : 1;
+    constexpr int n_red = Info::reduce_row(End) > 0 ? Info::reduce_row(End) : 1;
     Scalar red[n_red][W] = {};
     // Each coordinate's contribution, per chunk (the coordinate loop stays free of sums).
     Scalar contrib[reduces ? n_red : 1][reduces ? (chunk + W - 1) / W * W : 1];
@@ -1148,7 +1258,7 @@ class Recipe {
     const Parts pt = parts();
 
     // Coordinate i = c0 + j, partial sum l: reads and writes coordinate i only.
-    auto lane = [&](Index c0, Index j) noexcept {
+    auto lane = [&](Index c0, Index j) noexcept __attribute__((always_inline)) {
       const Index i = c0 + j;
       LaneT x;
       detail::static_for<blocks>([&](auto b) { x.v[b] = lane_block(b) ? p.cur[b][i] : sv[b]; });
@@ -1175,7 +1285,9 @@ class Recipe {
           } else {
             Scalar v = xs.v[b] + c.hp[k] * lane_drift<b, s.part>(pt, xs, g, sv, i, c.t, mbits);
             if constexpr (slot >= 0) {
-              if constexpr (PerLane || !sigma_can_be_uniform<b>()) {
+              if constexpr (presigma_of<PerLane>(s)) {
+                v += sigbuf[slot][j] * zeta[slot][j];
+              } else if constexpr (PerLane || !sigma_can_be_uniform<b>()) {
                 v += lane_sigma<b>(pt, c.hp[k], c.t, c.correct, xs, i, not_psd) * zeta[slot][j];
               } else {
                 v += c.sigma[k] * zeta[slot][j];
@@ -1184,13 +1296,13 @@ class Recipe {
             x.v[b] = v;
           }
         } else {
-          contrib[k][j] = lane_reduction<b, s.part>(pt, xs, g, i, c.t, mbits);
+          contrib[Info::reduce_row(u)][j] = lane_reduction<b, s.part>(pt, xs, g, i, c.t, mbits);
         }
       });
       detail::static_for<blocks>([&](auto b) {
         if constexpr (lane_block(b) && Info::writes(b)) {
           p.next[b][i] = x.v[b];
-          detail::or_nonfinite(x.v[b], sbits);
+          if constexpr (CheckState) detail::or_nonfinite(x.v[b], sbits);
         }
       });
     };
@@ -1201,6 +1313,15 @@ class Recipe {
         if (noise_on) {
           for (int k = 0; k < n_noisy; ++k) zeta[k] = noise.take(zbuf[k], n);
         }
+      }
+      if constexpr (any_presigma) {
+        detail::static_for<n_upd>([&](auto k) {
+          constexpr detail::UpdateSpec s = T::updates[Begin + k];
+          if constexpr (presigma_of<PerLane>(s)) {
+            fill_sigma<s.block>(pt, c.hp[k], c.t, c.correct, c0, n, sigbuf[Info::slot(Begin + k)],
+                                not_psd);
+          }
+        });
       }
       // No loop-carried dependence, whatever the pointers (current and next copies are disjoint,
       // or the same block updated in place).
@@ -1222,8 +1343,8 @@ class Recipe {
         }
       }
     }
-    Scalar red_total[n_upd > 0 ? n_upd : 1] = {};
-    for (int k = 0; k < n_upd; ++k) {
+    Scalar red_total[n_red] = {};
+    for (int k = 0; k < n_red; ++k) {
       for (int l = 0; l < W; ++l) red_total[k] += red[k][l];
     }
     // One-scalar blocks: their update (terminal in the pass, or simultaneous in explicit Euler)
@@ -1236,7 +1357,8 @@ class Recipe {
       constexpr int b = s.block;
       if constexpr (!lane_block(b)) {
         const Scalar(&src)[blocks] = T::euler ? old : sv;
-        Scalar v = src[b] + c.hp[k] * (scalar_drift<b, s.part>(pt, src) + red_total[k]);
+        Scalar v =
+            src[b] + c.hp[k] * (scalar_drift<b, s.part>(pt, src) + red_total[Info::reduce_row(u)]);
         if constexpr (noisy(s)) {
           if (noise_on) {
             Scalar z1;

@@ -95,7 +95,7 @@ constexpr bool finite_bits(Bits acc) noexcept {
 /// acc |= bits of (x - x) for one scalar: the building block of the engine's fused loops, which
 /// test every value they write in the same pass (one reduction per step, no second pass).
 template <class S>
-inline void or_nonfinite(S x, BitsOf<S>& acc) noexcept {
+[[gnu::always_inline]] inline void or_nonfinite(S x, BitsOf<S>& acc) noexcept {
   const S d = x - x;
   BitsOf<S> b;
   std::memcpy(&b, &d, sizeof b);

@@ -33,8 +33,8 @@ bool no_u_turn_halves(const Scalar* a, const Scalar* c, const Scalar* s, const S
                       const Scalar* m, const Scalar* e, const Scalar* f) noexcept {
   constexpr int W = 64 / int(sizeof(Scalar));
   Scalar acc[6][W] = {};
-  Index i = 0;
-  for (; i + W <= Dim; i += W) {
+  constexpr Index body = Dim / W * W;  // whole groups of W; the tail (if any) to partial 0
+  for (Index i = 0; i < body; i += W) {
     for (int l = 0; l < W; ++l) {
       const Index k = i + l;
       const Scalar whole = s[k] - p[k];
@@ -48,16 +48,18 @@ bool no_u_turn_halves(const Scalar* a, const Scalar* c, const Scalar* s, const S
       acc[5][l] += c[k] * right;
     }
   }
-  for (; i < Dim; ++i) {
-    const Scalar whole = s[i] - p[i];
-    const Scalar left = m[i] - p[i] + e[i];
-    const Scalar right = s[i] - m[i] + f[i];
-    acc[0][0] += a[i] * whole;
-    acc[1][0] += c[i] * whole;
-    acc[2][0] += a[i] * left;
-    acc[3][0] += e[i] * left;
-    acc[4][0] += f[i] * right;
-    acc[5][0] += c[i] * right;
+  if constexpr (body < Dim) {
+    for (Index i = body; i < Dim; ++i) {
+      const Scalar whole = s[i] - p[i];
+      const Scalar left = m[i] - p[i] + e[i];
+      const Scalar right = s[i] - m[i] + f[i];
+      acc[0][0] += a[i] * whole;
+      acc[1][0] += c[i] * whole;
+      acc[2][0] += a[i] * left;
+      acc[3][0] += e[i] * left;
+      acc[4][0] += f[i] * right;
+      acc[5][0] += c[i] * right;
+    }
   }
   for (int k = 0; k < 6; ++k) {
     Scalar sum(0);
@@ -86,11 +88,13 @@ bool no_u_turn_merge(const Scalar* a, const Scalar* c, const Scalar* r, const Sc
     acc[4][l] += f[k] * right;
     acc[5][l] += c[k] * right;
   };
-  Index i = 0;
-  for (; i + W <= Dim; i += W) {
+  constexpr Index body = Dim / W * W;
+  for (Index i = 0; i < body; i += W) {
     for (int l = 0; l < W; ++l) add(i + l, l);
   }
-  for (; i < Dim; ++i) add(i, 0);
+  if constexpr (body < Dim) {
+    for (Index i = body; i < Dim; ++i) add(i, 0);
+  }
   for (int k = 0; k < 6; ++k) {
     Scalar sum(0);
     for (int l = 0; l < W; ++l) sum += acc[k][l];

@@ -95,7 +95,7 @@ void mg_quantities(const S& s, const StateOf<S>& z, double (&x)[kMgQ]) {
                 double(kinetic_temperature(s, z.momentum()[1])));
 }
 
-/// Runs a chain of `stepper` (s itself, or a variant recipe of s: its step_with_noise) from θ = 0
+/// Runs a chain of `stepper` (s.recipe(), or a variant recipe of s: its step_with_noise) from θ = 0
 /// (p, ξ drawn from their exact laws by s) through the batch means, recording every kThin-th
 /// state (the quantities cost half a step in soft-float double; kThin is far below the
 /// autocorrelation times, so little information is lost); `heat` multiplies the standard normals
@@ -258,7 +258,7 @@ void run() {
         xi[i] = z0.thermostat()[i] + h * (k1 * k1 - d2k(a, m, c, pn[i]));
       }
       StateOf<S> z = z0;
-      SGMCMC_CHECK(static_cast<bool>(t.step_with_noise(z, fw::Gaussian(), zeta)));
+      SGMCMC_CHECK(static_cast<bool>(t.recipe().step_with_noise(z, fw::Gaussian(), zeta)));
       SGMCMC_CHECK_NEAR((z.momentum() - pn).cwiseAbs().maxCoeff(), 0.0, 1e-5);
       SGMCMC_CHECK_NEAR((z.position() - th).cwiseAbs().maxCoeff(), 0.0, 1e-5);
       SGMCMC_CHECK_NEAR((z.thermostat() - xi).cwiseAbs().maxCoeff(), 0.0, 1e-5);
@@ -321,7 +321,7 @@ void run() {
   const double rel_theta = 0.036, bias_xi = 0.10, bias_kin = 0.016;
   {
     BatchMeans<kMgQ> bm(10000);
-    SGMCMC_CHECK(mg_chain(s, s, 2024, 5000, bm));
+    SGMCMC_CHECK(mg_chain(s, s.recipe(), 2024, 5000, bm));
     SGMCMC_CHECK(mg_ok(bm, p.diffusion, rel_theta, bias_xi, bias_kin));
   }
   // Negative controls, the same checks on 80000 steps (wider 5 SE): Γ with the flipped sign
@@ -345,7 +345,7 @@ void run() {
   Line() << "negative control: momentum noise 1.3x too large (must be outside)\n";
   {
     BatchMeans<kMgQ> bm(500);
-    static_cast<void>(mg_chain(s, s, 2027, 2000, bm, 1.3f, 0));
+    static_cast<void>(mg_chain(s, s.recipe(), 2027, 2000, bm, 1.3f, 0));
     SGMCMC_CHECK(!mg_ok(bm, p.diffusion, rel_theta, bias_xi, bias_kin));
   }
 }
@@ -404,7 +404,7 @@ void run() {
                 std::sqrt(2.0f * h * q.sigma_xi) * zeta[2 * fw::kDim + i];
       }
       StateOf<S> z = z0;
-      SGMCMC_CHECK(static_cast<bool>(t.step_with_noise(z, fw::Gaussian(), zeta)));
+      SGMCMC_CHECK(static_cast<bool>(t.recipe().step_with_noise(z, fw::Gaussian(), zeta)));
       SGMCMC_CHECK_NEAR((z.momentum() - pn).cwiseAbs().maxCoeff(), 0.0, 1e-5);
       SGMCMC_CHECK_NEAR((z.position() - th).cwiseAbs().maxCoeff(), 0.0, 1e-5);
       SGMCMC_CHECK_NEAR((z.thermostat() - xi).cwiseAbs().maxCoeff(), 0.0, 1e-5);
@@ -484,7 +484,7 @@ void run() {
   const double rel_theta = 0.016, bias_xi = 0.06, bias_kin = 0.0065;
   {
     BatchMeans<kMgQ> bm(7500);
-    SGMCMC_CHECK(mg_chain(s, s, 2024, 5000, bm));
+    SGMCMC_CHECK(mg_chain(s, s.recipe(), 2024, 5000, bm));
     SGMCMC_CHECK(mg_ok(bm, p.sigma_p, rel_theta, bias_xi, bias_kin));
   }
   // Negative controls on 80000 and 160000 steps: Γ with the flipped sign, and θ's noise 1.3x
@@ -499,7 +499,7 @@ void run() {
   Line() << "negative control: theta noise 1.3x too large (must be outside)\n";
   {
     BatchMeans<kMgQ> bm(1000);
-    static_cast<void>(mg_chain(s, s, 2026, 2000, bm, 1.3f, 0));
+    static_cast<void>(mg_chain(s, s.recipe(), 2026, 2000, bm, 1.3f, 0));
     SGMCMC_CHECK(!mg_ok(bm, p.sigma_p, rel_theta, bias_xi, bias_kin));
   }
 }
