@@ -36,6 +36,8 @@ constexpr const char* kUsage =
     "  --sgld-eta X  --sgd-eta X  --momentum-eta X --momentum-alpha A\n"
     "  --nuts-eta X  --nuts-alpha A  --nuts-resample N   the seed's SGNUTS\n"
     "  --noise-subbatches K   SGHMC with V-hat: sub-batches per batch (default 5)\n"
+    "  --learned-max-length L SGHMC with the learned refresh: cap on a learned length in steps\n"
+    "                         (default 200; its 16 lengths are learned in warm-up)\n"
     "  --shuffle-labels       negative control: train on permuted labels\n"
     "  --no-progress          no progress bar on stderr\n";
 
@@ -68,7 +70,8 @@ int parse(int argc, char** argv, Options& o) {
         args.number("--nuts-eta", o.s.nuts_eta, tiny) ||
         args.number("--nuts-alpha", o.s.nuts_alpha, 0.0) ||
         args.count("--nuts-resample", o.s.nuts_resample, 1) ||
-        args.count("--noise-subbatches", o.s.noise_subbatches, 2)) {
+        args.count("--noise-subbatches", o.s.noise_subbatches, 2) ||
+        args.count("--learned-max-length", o.s.learned_max_length, 1)) {
     } else if (args.is("--shuffle-labels")) {
       o.s.shuffle_labels = true;
     } else if (args.is("--no-progress")) {
@@ -123,6 +126,9 @@ std::string settings_text(const Options& o, const fx::Data& d) {
       "SGHMC (all variants): eta %g, alpha %g (h = sqrt(eta), C = alpha/h); V-hat variant:"
       " %llu sub-batches, smoothing %g\n",
       s.sghmc_eta, s.sghmc_alpha, (unsigned long long)s.noise_subbatches, s.noise_smoothing);
+  t += format(
+      "SGHMC with learned refresh: 16 lengths learned in warm-up, each capped at %llu steps\n",
+      (unsigned long long)s.learned_max_length);
   t += format("SGLD: h %g; SGD: eta %g; SGD with momentum: eta %g, alpha %g\n", s.sgld_eta,
               s.sgd_eta, s.momentum_eta, s.momentum_alpha);
   t += format(

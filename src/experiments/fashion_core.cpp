@@ -418,6 +418,11 @@ Result run(Method m, const Data& data, const Settings& s) {
     r.status = "bad settings: the batch must split into noise_subbatches >= 2 equal parts";
     return r;
   }
+  if (m == Method::SGHMCLearned &&
+      (s.learned_max_length < 1 || s.learned_max_length > std::uint64_t(1) << 30)) {
+    r.status = "bad settings: learned_max_length must be 1..2^30";
+    return r;
+  }
   // The labels the network trains on (a permutation of them for the negative control).
   std::vector<std::uint8_t> labels(data.train_labels, data.train_labels + data.n_train);
   host::Rng setup_rng(s.seed, 0);

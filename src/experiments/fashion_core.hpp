@@ -59,13 +59,13 @@ struct Settings {
   double momentum_alpha = 0.01;         ///< ... and α (momentum 1 − α)
   std::uint64_t noise_subbatches = 5;   ///< SGHMC with V̂: sub-batches per batch (K)
   double noise_smoothing = 0.02;        ///< ... and the estimator's λ
-  std::uint64_t learned_max_length = 2000;  ///< learned refresh: cap on a learned length
-  double nuts_eta = 2e-6;                   ///< the seed's SGNUTS: η
-  double nuts_alpha = 0.01;                 ///< ... α
-  std::uint64_t nuts_resample = 50;         ///< ... momentum resampling period (iterations)
-  int ece_bins = 15;                        ///< equal-width confidence bins of the ECE
-  bool shuffle_labels = false;              ///< negative control: train on permuted labels
-  bool progress = false;                    ///< a progress bar on stderr
+  std::uint64_t learned_max_length = 200;  ///< learned refresh: cap on a learned length
+  double nuts_eta = 2e-6;                  ///< the seed's SGNUTS: η
+  double nuts_alpha = 0.01;                ///< ... α
+  std::uint64_t nuts_resample = 50;        ///< ... momentum resampling period (iterations)
+  int ece_bins = 15;                       ///< equal-width confidence bins of the ECE
+  bool shuffle_labels = false;             ///< negative control: train on permuted labels
+  bool progress = false;                   ///< a progress bar on stderr
 };
 
 /// Scores of predictive probabilities on the test set.
