@@ -119,7 +119,7 @@ class TableReporter : public benchmark::ConsoleReporter {
   void Finalize() override {
     ConsoleReporter::Finalize();
     if (rows_.empty()) return;
-    static const char* const columns[] = {"run-time", "base", "avx2", "avx512",
+    static const char* const columns[] = {"run-time", "base", "avx2",    "avx512",
                                           "floor",    "std",  "portable"};
     std::FILE* out = stdout;
     std::fflush(out);
@@ -161,19 +161,19 @@ class TableReporter : public benchmark::ConsoleReporter {
 
 #define SGMCMC_BENCH_CAT2(a, b) a##b
 #define SGMCMC_BENCH_CAT(a, b) SGMCMC_BENCH_CAT2(a, b)
-#define SGMCMC_BENCH_ROW(Column, Function, Scalar, N)                                        \
-  static ::benchmark::internal::Benchmark* SGMCMC_BENCH_CAT(sgmcmc_bench_, __COUNTER__)     \
-      BENCHMARK_UNUSED = ::benchmark::RegisterBenchmark(Column "/" #Scalar "/" #N,          \
-                                                        &Function<Scalar, N>)
+#define SGMCMC_BENCH_ROW(Column, Function, Scalar, N)                                   \
+  static ::benchmark::internal::Benchmark* SGMCMC_BENCH_CAT(sgmcmc_bench_, __COUNTER__) \
+      BENCHMARK_UNUSED =                                                                \
+          ::benchmark::RegisterBenchmark(Column "/" #Scalar "/" #N, &Function<Scalar, N>)
 /// host::Rng with the run-time choice (-1) and each kernel forced (an Isa; skipped when the CPU
 /// lacks it), then the floor, std and the portable generator.
-#define SGMCMC_BENCH_NORMAL(Scalar, N)                          \
-  SGMCMC_BENCH_ROW("run-time", BM_host, Scalar, N)->Arg(-1);    \
-  SGMCMC_BENCH_ROW("base", BM_host, Scalar, N)->Arg(0);         \
-  SGMCMC_BENCH_ROW("avx2", BM_host, Scalar, N)->Arg(1);         \
-  SGMCMC_BENCH_ROW("avx512", BM_host, Scalar, N)->Arg(2);       \
-  SGMCMC_BENCH_ROW("floor", BM_floor, Scalar, N);               \
-  SGMCMC_BENCH_ROW("std", BM_std, Scalar, N);                   \
+#define SGMCMC_BENCH_NORMAL(Scalar, N)                       \
+  SGMCMC_BENCH_ROW("run-time", BM_host, Scalar, N)->Arg(-1); \
+  SGMCMC_BENCH_ROW("base", BM_host, Scalar, N)->Arg(0);      \
+  SGMCMC_BENCH_ROW("avx2", BM_host, Scalar, N)->Arg(1);      \
+  SGMCMC_BENCH_ROW("avx512", BM_host, Scalar, N)->Arg(2);    \
+  SGMCMC_BENCH_ROW("floor", BM_floor, Scalar, N);            \
+  SGMCMC_BENCH_ROW("std", BM_std, Scalar, N);                \
   SGMCMC_BENCH_ROW("portable", BM_portable, Scalar, N)
 
 SGMCMC_BENCH_NORMAL(float, 8);

@@ -59,7 +59,8 @@ struct Quadratic {
 /// Aligned heap storage for the bench's own vectors (allocated before timing).
 template <class T>
 struct Buffer {
-  explicit Buffer(std::size_t n) : p(static_cast<T*>(::operator new[](n * sizeof(T), std::align_val_t(64)))), n(n) {
+  explicit Buffer(std::size_t n)
+      : p(static_cast<T*>(::operator new[](n * sizeof(T), std::align_val_t(64)))), n(n) {
     for (std::size_t i = 0; i < n; ++i) p[i] = T(0);
   }
   ~Buffer() { ::operator delete[](p, std::align_val_t(64)); }
@@ -69,8 +70,12 @@ struct Buffer {
   std::size_t n;
 };
 
-void floor_normals(FloorRng* r, float* out, int n) { floor_normals_f(r, out, n); }
-void floor_normals(FloorRng* r, double* out, int n) { floor_normals_d(r, out, n); }
+void floor_normals(FloorRng* r, float* out, int n) {
+  floor_normals_f(r, out, n);
+}
+void floor_normals(FloorRng* r, double* out, int n) {
+  floor_normals_d(r, out, n);
+}
 void floor_step(FloorRng* r, float* x, const float* g, int n, int m, float a, float b) {
   floor_step_f(r, x, g, n, m, a, b);
 }
@@ -185,7 +190,8 @@ void BM_Step(benchmark::State& state) {
   floor_time += timed([&] { run_floor(&floor_rng, x.p, g.p, n, m, iters - first); });
   if (m > 0) fill_time += timed([&] { run_fill(fill_rng, zeta.p, m, iters - first); });
   const std::int64_t std_iters = iters / 8 > 0 ? iters / 8 : 1;
-  const std::int64_t std_time = m > 0 ? timed([&] { run_std(gen, dist, zeta.p, m, std_iters); }) : 0;
+  const std::int64_t std_time =
+      m > 0 ? timed([&] { run_std(gen, dist, zeta.p, m, std_iters); }) : 0;
 
   if (failures != 0) {
     state.SkipWithError("a step failed");
@@ -429,7 +435,7 @@ class TableReporter : public benchmark::ConsoleReporter {
   SGMCMC_BENCH(Sampler, Scalar, 128);        \
   SGMCMC_BENCH(Sampler, Scalar, 1024);       \
   SGMCMC_BENCH(Sampler, Scalar, 100000)
-#define SGMCMC_BENCH_SAMPLER(Sampler)   \
+#define SGMCMC_BENCH_SAMPLER(Sampler)  \
   SGMCMC_BENCH_SCALAR(Sampler, float); \
   SGMCMC_BENCH_SCALAR(Sampler, double)
 
@@ -441,9 +447,9 @@ SGMCMC_BENCH(SGD, double, 32);
 SGMCMC_BENCH(SGDMomentum, float, 32);
 SGMCMC_BENCH(SGDMomentum, double, 32);
 
-#define SGMCMC_BENCH_HMC(Scalar, Dim)                                                          \
-  static ::benchmark::internal::Benchmark* SGMCMC_BENCH_CAT(sgmcmc_bench_, __COUNTER__)        \
-      BENCHMARK_UNUSED =                                                                       \
+#define SGMCMC_BENCH_HMC(Scalar, Dim)                                                           \
+  static ::benchmark::internal::Benchmark* SGMCMC_BENCH_CAT(sgmcmc_bench_, __COUNTER__)         \
+      BENCHMARK_UNUSED =                                                                        \
           ::benchmark::RegisterBenchmark("HMC-vs-bare/" #Scalar "/" #Dim, &BM_HMC<Scalar, Dim>) \
               ->Unit(benchmark::kNanosecond)
 SGMCMC_BENCH_HMC(float, 10);
@@ -452,9 +458,9 @@ SGMCMC_BENCH_HMC(double, 10);
 SGMCMC_BENCH_HMC(double, 100);
 SGMCMC_BENCH_HMC(double, 1024);
 
-#define SGMCMC_BENCH_NUTS(Scalar, Dim)                                                           \
-  static ::benchmark::internal::Benchmark* SGMCMC_BENCH_CAT(sgmcmc_bench_, __COUNTER__)          \
-      BENCHMARK_UNUSED =                                                                         \
+#define SGMCMC_BENCH_NUTS(Scalar, Dim)                                                            \
+  static ::benchmark::internal::Benchmark* SGMCMC_BENCH_CAT(sgmcmc_bench_, __COUNTER__)           \
+      BENCHMARK_UNUSED =                                                                          \
           ::benchmark::RegisterBenchmark("NUTS-vs-bare/" #Scalar "/" #Dim, &BM_NUTS<Scalar, Dim>) \
               ->Unit(benchmark::kNanosecond)
 SGMCMC_BENCH_NUTS(float, 10);

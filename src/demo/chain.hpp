@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Runs one sampler on one target: emulated gradient noise (MATH.md §5.3(a)), burn-in, thinning,
-// the first steps kept for path plots, wall time per step from the host clock.
+// Runs one sampler on one target through the run driver (run/driver.hpp): emulated gradient noise
+// (MATH.md §5.3(a)), burn-in, thinning, the first steps kept for path plots, wall time per step
+// from the host clock.
 #pragma once
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include "demo/targets.hpp"
 #include "sgmcmc/host/clock.hpp"
 #include "sgmcmc/host/rng.hpp"
+#include "sgmcmc/run/driver.hpp"
 #include "sgmcmc/sgmcmc.hpp"
 
 namespace sgmcmc::demo {
@@ -98,29 +100,59 @@ class NoisyGradient {
 /// Chunks of the sampling phase timed separately (ns/step is the median chunk's).
 inline constexpr long kTimingChunks = 32;
 
-/// Burn-in (recording the first plan.path_steps positions), then plan.samples kept positions,
-/// one every `thin` steps. step() performs one transition and returns its Status; position()
-/// returns the current θ (a view, read before the next step).
-template <int Dim, class Step, class Position>
-void run_loop(const Plan& plan, long thin, Step&& step, Position&& position, ChainResult& r) {
+/// Run-driver hook that records the first `steps` positions after the start (the path plot).
+template <int Dim>
+struct PathRecorder {
+  std::vector<double>* path;
+  long steps;
+  template <class St>
+  void after_step(std::uint64_t t, const St& z) {
+    if (static_cast<long>(t) >= steps) return;
+    const auto th = z.position();
+    for (int d = 0; d < Dim; ++d) path->push_back(th[d]);
+  }
+};
+
+/// Run-driver hook that counts HMC's accepted transitions (z.extra() after each step).
+struct AcceptCounter {
+  long accepted = 0;
+  template <class St>
+  void after_step(std::uint64_t, const St& z) noexcept {
+    accepted += z.extra().accepted ? 1 : 0;
+  }
+};
+
+/// Through the run driver (run/driver.hpp): a burn-in of max(plan.burn_in_samples · thin,
+/// plan.path_steps) steps recording the start and the first plan.path_steps positions, then
+/// plan.samples kept positions, one every `thin` steps, run in kTimingChunks timed pieces. `hooks`
+/// sees every step of both phases (e.g. AcceptCounter).
+template <class S, class St, class Model, class Hooks = NoHooks>
+void run_loop(const Plan& plan, long thin, const S& sampler, St& z, const Model& model,
+              host::Rng& rng, ChainResult& r, Hooks&& hooks = Hooks{}) {
   using Clock = host::Clock;
+  constexpr int Dim = S::dim;
   r.thin = thin;
   r.samples.assign(static_cast<std::size_t>(plan.samples) * Dim, 0.0);
   r.path.clear();
   r.path.reserve(static_cast<std::size_t>(plan.path_steps + 1) * Dim);
   const long burn = std::max<long>(plan.burn_in_samples * thin, plan.path_steps);
   const std::uint64_t t0 = Clock::ticks();
-  long t = 0;
-  auto fail = [&](Status s, const char* phase) {
-    r.status = s;
+  auto fail = [&](const RunResult& run, long first_step, const char* phase) {
+    const long t = first_step + static_cast<long>(run.failed_at);
+    r.steps = t;
+    r.status = run.status;
     r.failed_step = t;
     r.failure = common::format("%s, step %ld", phase, t);
   };
-  for (; t < burn; ++t) {
-    if (t <= plan.path_steps) {
-      for (int d = 0; d < Dim; ++d) r.path.push_back(position()[d]);
-    }
-    if (auto s = step(); !s) return fail(s, "burn-in");
+  {
+    const auto th = z.position();
+    for (int d = 0; d < Dim; ++d) r.path.push_back(th[d]);
+    PathRecorder<Dim> recorder{&r.path, plan.path_steps};
+    auto both = both_hooks(recorder, hooks);
+    const RunResult burned =
+        run(sampler, z, model, rng, RunPlan{static_cast<std::uint64_t>(burn), 0, 1}, DiscardSink{},
+            both);
+    if (!burned.status) return fail(burned, 0, "burn-in");
   }
   // The sampling phase is timed in chunks; ns/step is the median chunk's, which shrugs off
   // bursts of other processes on a shared machine.
@@ -130,18 +162,18 @@ void run_loop(const Plan& plan, long thin, Step&& step, Position&& position, Cha
   const double ns_per_tick = 1e9 / static_cast<double>(Clock::ticks_per_second());
   for (long k0 = 0; k0 < plan.samples; k0 += per_chunk) {
     const long k1 = std::min(plan.samples, k0 + per_chunk);
+    double* out = r.samples.data() + static_cast<std::size_t>(k0) * Dim;
+    PositionTrace<double, Dim> trace(out, static_cast<std::uint64_t>(k1 - k0));
     const std::uint64_t c0 = Clock::ticks();
-    for (long k = k0; k < k1; ++k) {
-      for (long j = 0; j < thin; ++j, ++t) {
-        if (auto s = step(); !s) return fail(s, "sampling");
-      }
-      const auto th = position();
-      for (int d = 0; d < Dim; ++d) r.samples[static_cast<std::size_t>(k * Dim + d)] = th[d];
-    }
+    const RunResult chunk =
+        run(sampler, z, model, rng,
+            RunPlan{0, static_cast<std::uint64_t>(k1 - k0), static_cast<std::uint64_t>(thin)},
+            trace, hooks);
+    if (!chunk.status) return fail(chunk, burn + k0 * thin, "sampling");
     chunk_ns.push_back(ns_per_tick * static_cast<double>(Clock::ticks() - c0) /
                        static_cast<double>((k1 - k0) * thin));
   }
-  r.steps = t;
+  r.steps = burn + plan.samples * thin;
   r.seconds = static_cast<double>(Clock::ticks() - t0) * ns_per_tick * 1e-9;
   std::nth_element(chunk_ns.begin(), chunk_ns.begin() + chunk_ns.size() / 2, chunk_ns.end());
   r.ns_per_step = chunk_ns.empty() ? 0.0 : chunk_ns[chunk_ns.size() / 2];
@@ -186,8 +218,7 @@ ChainResult run_chain(Kind kind, const Plan& plan, std::uint64_t chain) {
       if (auto c = s.set_gradient_noise(v); !c) return rejected(c, "parameters");
       auto z = s.start(theta0);
       r.params = common::format("h = %g, D₀ = I, V̂ = %g", st.sgld_step, v);
-      run_loop<D>(
-          plan, gps, [&] { return s.step(z, noisy, rng); }, [&] { return z.position(); }, r);
+      run_loop(plan, gps, s, z, noisy, rng, r);
       break;
     }
     case Kind::SGHMC: {
@@ -199,8 +230,7 @@ ChainResult run_chain(Kind kind, const Plan& plan, std::uint64_t chain) {
       auto z = s.start(theta0);
       r.params = common::format("h = %g, C = %g, m = 1, V̂ = %g, kick–drift", st.sghmc_step,
                                 st.sghmc_friction, v);
-      run_loop<D>(
-          plan, gps, [&] { return s.step(z, noisy, rng); }, [&] { return z.position(); }, r);
+      run_loop(plan, gps, s, z, noisy, rng, r);
       break;
     }
     case Kind::SGNHT: {
@@ -212,8 +242,7 @@ ChainResult run_chain(Kind kind, const Plan& plan, std::uint64_t chain) {
       auto z = s.start(theta0);
       r.params =
           common::format("h = %g, A = %g, V̂ = %g, ξ₀ = A", st.sgnht_step, st.sgnht_diffusion, v);
-      run_loop<D>(
-          plan, gps, [&] { return s.step(z, noisy, rng); }, [&] { return z.position(); }, r);
+      run_loop(plan, gps, s, z, noisy, rng, r);
       break;
     }
     case Kind::HMC: {
@@ -223,19 +252,12 @@ ChainResult run_chain(Kind kind, const Plan& plan, std::uint64_t chain) {
       HMC<double, D> s(p);
       if (auto c = s.status(); !c) return rejected(c, "parameters");
       auto z = s.start(theta0);
-      long accepted = 0;
+      AcceptCounter accepted;
       r.grads_per_step = st.hmc_leapfrog;
       r.params = common::format("h = %g, L = %d, m = 1, Metropolis, exact ∇U", st.hmc_step,
                                 st.hmc_leapfrog);
-      run_loop<D>(
-          plan, std::max<long>(1, gps / st.hmc_leapfrog),
-          [&] {
-            const Status c = s.step(z, model, rng);
-            accepted += c && z.extra().accepted ? 1 : 0;
-            return c;
-          },
-          [&] { return z.position(); }, r);
-      if (r.steps > 0) r.accept_rate = static_cast<double>(accepted) / r.steps;
+      run_loop(plan, std::max<long>(1, gps / st.hmc_leapfrog), s, z, model, rng, r, accepted);
+      if (r.steps > 0) r.accept_rate = static_cast<double>(accepted.accepted) / r.steps;
       break;
     }
     case Kind::SGD: {
@@ -245,8 +267,7 @@ ChainResult run_chain(Kind kind, const Plan& plan, std::uint64_t chain) {
       if (auto c = s.status(); !c) return rejected(c, "parameters");
       auto z = s.start(theta0);
       r.params = common::format("learning rate %g (zero temperature)", st.sgd_rate);
-      run_loop<D>(
-          plan, gps, [&] { return s.step(z, noisy, rng); }, [&] { return z.position(); }, r);
+      run_loop(plan, gps, s, z, noisy, rng, r);
       break;
     }
     case Kind::SGDMomentum: {
@@ -258,8 +279,7 @@ ChainResult run_chain(Kind kind, const Plan& plan, std::uint64_t chain) {
       auto z = s.start(theta0);
       r.params =
           common::format("η = %g, α = %g (zero temperature)", st.momentum_rate, st.momentum_decay);
-      run_loop<D>(
-          plan, gps, [&] { return s.step(z, noisy, rng); }, [&] { return z.position(); }, r);
+      run_loop(plan, gps, s, z, noisy, rng, r);
       break;
     }
   }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // sgmcmc_multiwell: the SGMG-style multiple-well experiment (MATH.md §3.7) — SGNHT, SGMGT and
 // SGMGT-D (a = 1, 2) against the quadrature truth: TV, KL, mode visits; a table and gnuplot PNGs.
+// Every chain runs through the run driver (run/driver.hpp), its statistics gathered by the sink.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -21,6 +22,7 @@
 #include "common/quadrature.hpp"
 #include "common/table.hpp"
 #include "sgmcmc/host/rng.hpp"
+#include "sgmcmc/run/driver.hpp"
 #include "sgmcmc/samplers/sgmgt.hpp"
 #include "sgmcmc/samplers/sgnht.hpp"
 
@@ -187,44 +189,70 @@ struct MethodResult {
 constexpr long kTraceSteps = 200000;
 constexpr long kTraceThin = 20;
 
-/// Runs one chain of any sampler whose step is step(z, model, rng) or step(z, model, rng, t).
-template <class Step>
-ChainResult run_chain(const Truth& truth, long steps, Step&& step, common::Histogram& pooled,
-                      std::vector<double>* trace) {
-  ChainResult r;
-  common::Histogram h(pooled.x_axis());
-  std::vector<long> in_basin(truth.modes.size(), 0);
-  std::vector<char> visited(truth.modes.size(), 0);
+/// The run driver's sink for one chain: every state goes into the chain's histogram and the
+/// pooled one, the trace (chain 0), and the basin and core bookkeeping.
+struct ChainTally {
+  const Truth* truth;
+  common::Histogram* hist;
+  common::Histogram* pooled;
+  std::vector<double>* trace;
+  std::vector<long> in_basin;
+  std::vector<char> visited;
   int last_core = -1;
-  for (long i = 0; i < steps; ++i) {
-    double th = 0.0;
-    const sgmcmc::Status st = step(th);
-    if (!st) {
-      r.ok = false;
-      r.error = format("%s at step %ld", st.message(), i);
-      return r;
-    }
-    h.add(th);
-    pooled.add(th);
+  long switches = 0;
+
+  ChainTally(const Truth& t, common::Histogram& h, common::Histogram& p, std::vector<double>* tr)
+      : truth(&t),
+        hist(&h),
+        pooled(&p),
+        trace(tr),
+        in_basin(t.modes.size(), 0),
+        visited(t.modes.size(), 0) {}
+
+  template <class St>
+  void operator()(const St& z, std::uint64_t step) {
+    const double th = z.position()[0];
+    const long i = static_cast<long>(step);
+    hist->add(th);
+    pooled->add(th);
     if (trace && i < kTraceSteps && i % kTraceThin == 0) trace->push_back(th);
-    if (th < Truth::lo || th >= Truth::hi) continue;
-    const int b = truth.basin(th);
+    if (th < Truth::lo || th >= Truth::hi) return;
+    const int b = truth->basin(th);
     ++in_basin[static_cast<std::size_t>(b)];
-    if (b != last_core && truth.in_core(th, b)) {
-      if (last_core >= 0) ++r.switches;
+    if (b != last_core && truth->in_core(th, b)) {
+      if (last_core >= 0) ++switches;
       last_core = b;
       visited[static_cast<std::size_t>(b)] = 1;
     }
   }
+};
+
+/// Runs `steps` steps of sampler s from z through the run driver, every state kept.
+template <class S, class St, class Model>
+ChainResult run_chain(const Truth& truth, long steps, const S& s, St& z, const Model& model,
+                      sgmcmc::host::Rng& rng, common::Histogram& pooled,
+                      std::vector<double>* trace) {
+  ChainResult r;
+  common::Histogram h(pooled.x_axis());
+  ChainTally tally(truth, h, pooled, trace);
+  const sgmcmc::RunResult run = sgmcmc::run(
+      s, z, model, rng, sgmcmc::RunPlan{0, static_cast<std::uint64_t>(steps), 1}, tally);
+  if (!run.status) {
+    r.ok = false;
+    r.error = format("%s at step %llu", run.status.message(),
+                     static_cast<unsigned long long>(run.failed_at));
+    return r;
+  }
+  r.switches = tally.switches;
   const std::vector<double> p = common::cell_masses_1d(
       h, [&](double x) { return std::exp(-truth.w->u(x)); }, truth.z);
   for (std::size_t i = 0; i < p.size(); ++i)
     r.tv += 0.5 * std::fabs(p[i] - h.counts()[i] / h.total());
   r.kl = common::kl_true_vs_sample(p, h);
-  for (std::size_t b = 0; b < in_basin.size(); ++b) {
-    r.occupancy.push_back(double(in_basin[b]) / double(steps));
+  for (std::size_t b = 0; b < tally.in_basin.size(); ++b) {
+    r.occupancy.push_back(double(tally.in_basin[b]) / double(steps));
     r.basin_tv += 0.5 * std::fabs(r.occupancy.back() - truth.mass[b]);
-    r.modes_visited += visited[b];
+    r.modes_visited += tally.visited[b];
   }
   return r;
 }
@@ -335,7 +363,7 @@ int main(int argc, char** argv) {
   // ---------------------------------------------------------------- the samplers
   std::vector<MethodResult> methods;
   auto run_method = [&](const std::string& name, const std::string& key,
-                        const std::string& settings, auto&& make_step) {
+                        const std::string& settings, const auto& s, auto&& start) {
     MethodResult m;
     m.name = name;
     m.key = key;
@@ -344,26 +372,23 @@ int main(int argc, char** argv) {
       const std::uint64_t stream = static_cast<std::uint64_t>(methods.size() * 100 + c);
       NoisyMultiWell model(well, o.noise, o.seed + 1, stream);
       sgmcmc::host::Rng rng(o.seed, stream);
-      auto step = make_step(model, rng);
-      m.chains.push_back(run_chain(truth, o.steps, step, m.pooled, c == 0 ? &m.trace : nullptr));
+      auto z = start(s, rng);
+      m.chains.push_back(
+          run_chain(truth, o.steps, s, z, model, rng, m.pooled, c == 0 ? &m.trace : nullptr));
     }
     methods.push_back(std::move(m));
   };
   const V1 theta0(0.0);
+  // SGNHT starts at (θ₀, r = 0, ξ = A); SGMGT/SGMGT-D draw p and ξ from their exact laws.
+  auto start_fixed = [&](const auto& s, sgmcmc::host::Rng&) { return s.start(theta0); };
+  auto start_drawn = [&](const auto& s, sgmcmc::host::Rng& rng) { return s.start(theta0, rng); };
 
   {
     sgmcmc::SGNHT<double, 1>::Params p;
     p.step_size = o.h;
     p.diffusion = 1.0;
     const sgmcmc::SGNHT<double, 1> s(p);
-    run_method("SGNHT", "sgnht", "A = 1", [&](NoisyMultiWell& model, sgmcmc::host::Rng& rng) {
-      auto z = s.start(theta0);
-      return [&s, &model, &rng, z](double& th) mutable {
-        const sgmcmc::Status st = s.step(z, model, rng);
-        th = z.position()[0];
-        return st;
-      };
-    });
+    run_method("SGNHT", "sgnht", "A = 1", s, start_fixed);
   }
   std::vector<int> periods = {o.resample};
   if (o.resample > 0) periods.push_back(0);  // also without resampling: what the Gibbs moves add
@@ -379,15 +404,7 @@ int main(int argc, char** argv) {
       p.resample_period = resample;
       const sgmcmc::SGMGT<double, 1> s(p);
       run_method(format("SGMGT a=%d%s", a, tag.c_str()), format("sgmgt%d_r%d", a, resample),
-                 format("m = 1, c = %g, A = 1", p.softness),
-                 [&](NoisyMultiWell& model, sgmcmc::host::Rng& rng) {
-                   auto z = s.start(theta0, rng);
-                   return [&s, &model, &rng, z](double& th) mutable {
-                     const sgmcmc::Status st = s.step(z, model, rng);
-                     th = z.position()[0];
-                     return st;
-                   };
-                 });
+                 format("m = 1, c = %g, A = 1", p.softness), s, start_drawn);
     }
     for (int a : {1, 2}) {
       sgmcmc::SGMGTD<double, 1>::Params p;
@@ -402,15 +419,8 @@ int main(int argc, char** argv) {
       p.resample_period = resample;
       const sgmcmc::SGMGTD<double, 1> s(p);
       run_method(format("SGMGT-D a=%d%s", a, tag.c_str()), format("sgmgtd%d_r%d", a, resample),
-                 format("m = 1, c = %g, σθ = 0.3, σp = 1, σξ = 0.3, γ = 1", p.softness),
-                 [&](NoisyMultiWell& model, sgmcmc::host::Rng& rng) {
-                   auto z = s.start(theta0, rng);
-                   return [&s, &model, &rng, z](double& th) mutable {
-                     const sgmcmc::Status st = s.step(z, model, rng);
-                     th = z.position()[0];
-                     return st;
-                   };
-                 });
+                 format("m = 1, c = %g, σθ = 0.3, σp = 1, σξ = 0.3, γ = 1", p.softness), s,
+                 start_drawn);
     }
   }
 

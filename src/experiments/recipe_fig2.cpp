@@ -19,6 +19,7 @@
 #include "common/plots.hpp"
 #include "common/table.hpp"
 #include "sgmcmc/host/rng.hpp"
+#include "sgmcmc/run/driver.hpp"
 #include "sgmcmc/samplers/naive.hpp"
 #include "sgmcmc/samplers/sghmc.hpp"
 #include "sgmcmc/samplers/sgld.hpp"
@@ -188,27 +189,43 @@ class InverseCdf {
 
 // ------------------------------------------------------------------------------ chains
 
-/// Runs burn + steps steps; record(step, θ) after every step past the burn-in. The batch noise
-/// comes from its own stream (noise_rng), independent of the sampler's injected noise.
+/// Run-driver hook: before every step, the synthetic minibatch's noise n (and n′ for a metric
+/// built from another batch) from its own stream, independent of the sampler's injected noise.
+template <class Target>
+struct BatchNoise {
+  Synthetic<Target>* model;
+  sgmcmc::host::Rng* noise_rng;
+  double sd;
+  void before_step(std::uint64_t) noexcept {
+    Vector<double, Target::dim> e;
+    noise_rng->fill_normal(e);
+    model->n = sd * e;
+    if (model->value == MetricValue::OtherBatch) {
+      noise_rng->fill_normal(e);
+      model->n_other = sd * e;
+    }
+  }
+};
+
+/// Runs burn + steps steps through the run driver; record(step, θ) after every step past the
+/// burn-in.
 template <class S, class Target, class Record>
 bool run_chain(const S& s, Synthetic<Target>& model, sgmcmc::host::Rng& rng,
                sgmcmc::host::Rng& noise_rng, double sd, const Vector<double, S::dim>& theta0,
                long burn, long steps, Record&& record, bool quiet, const char* name) {
   auto z = s.start(theta0);
-  Vector<double, Target::dim> e;
-  for (long t = 0; t < burn + steps; ++t) {
-    noise_rng.fill_normal(e);
-    model.n = sd * e;
-    if (model.value == MetricValue::OtherBatch) {
-      noise_rng.fill_normal(e);
-      model.n_other = sd * e;
+  BatchNoise<Target> batch{&model, &noise_rng, sd};
+  auto sink = [&](const auto& st, std::uint64_t k) { record(long(k), st.position()); };
+  const sgmcmc::RunResult r = sgmcmc::run(
+      s, z, model, rng,
+      sgmcmc::RunPlan{static_cast<std::uint64_t>(burn), static_cast<std::uint64_t>(steps), 1}, sink,
+      batch);
+  if (!r.status) {
+    if (!quiet) {
+      std::fprintf(stderr, "%s: step %llu failed: %s\n", name,
+                   static_cast<unsigned long long>(r.failed_at), r.status.message());
     }
-    const sgmcmc::Status st = s.step(z, model, rng);
-    if (!st) {
-      if (!quiet) std::fprintf(stderr, "%s: step %ld failed: %s\n", name, t, st.message());
-      return false;
-    }
-    if (t >= burn) record(t - burn, z.position());
+    return false;
   }
   return true;
 }

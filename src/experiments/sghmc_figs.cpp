@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // sgmcmc_sghmc_figs: Figures 1–3 of Chen, Fox & Guestrin (2014), "Stochastic gradient Hamiltonian
-// Monte Carlo", with the settings of the authors' Matlab code (MATH.md §5.2).
+// Monte Carlo", with the settings of the authors' Matlab code (MATH.md §5.2); every chain runs
+// through the run driver (run/driver.hpp).
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -19,6 +20,7 @@
 #include "common/plots.hpp"
 #include "common/table.hpp"
 #include "sgmcmc/host/rng.hpp"
+#include "sgmcmc/run/driver.hpp"
 #include "sgmcmc/samplers/hmc.hpp"
 #include "sgmcmc/samplers/sghmc.hpp"
 #include "sgmcmc/samplers/sgld.hpp"
@@ -103,6 +105,67 @@ struct Correlated2d {
   }
 };
 
+// ------------------------------------------------------------------------------ driver pieces
+
+/// Run-driver hook: counts the accepted HMC transitions (z.extra() after each step).
+struct AcceptCounter {
+  long accepted = 0;
+  template <class St>
+  void after_step(std::uint64_t, const St& z) noexcept {
+    accepted += z.extra().accepted ? 1 : 0;
+  }
+};
+
+/// Run-driver hook: redraws the momentum of *z before every `every`-th step (steps 0, every,
+/// 2 every, ...), the authors' refresh before each run of SGHMC steps. Keeps the first failure.
+template <class S, class St>
+struct MomentumRefresh {
+  const S* sampler;
+  St* z;
+  sgmcmc::host::Rng* rng;
+  std::uint64_t every;
+  sgmcmc::Status status{};
+  void before_step(std::uint64_t t) noexcept {
+    if (t % every == 0 && status) status = sampler->refresh_momentum(*z, *rng);
+  }
+};
+
+/// HMC's deterministic L-step leapfrog (no refresh, no test) in the shape the run driver steps:
+/// the exact or noisy Hamiltonian flow of Fig. 2.
+template <class H>
+struct LeapfrogOnly {
+  const H* hmc;
+  template <class St, class Model, class Rng>
+  sgmcmc::Status step(St& z, const Model& model, Rng&) const noexcept {
+    return hmc->leapfrog(z, model);
+  }
+};
+
+/// A sink that appends (θ₁, r₁) of every kept state.
+struct PhaseSink {
+  std::vector<double>* theta;
+  std::vector<double>* r;
+  template <class St>
+  void operator()(const St& z, std::uint64_t) const {
+    theta->push_back(z.position()[0]);
+    r->push_back(z.momentum()[0]);
+  }
+};
+
+/// A sink that appends every kept position (all coordinates).
+struct PathSink {
+  std::vector<double>* path;
+  template <class St>
+  void operator()(const St& z, std::uint64_t) const {
+    const auto th = z.position();
+    for (int d = 0; d < St::dim; ++d) path->push_back(th[d]);
+  }
+};
+
+sgmcmc::RunPlan plan(long samples, long thin = 1) {
+  return {0, static_cast<std::uint64_t>(samples), static_cast<std::uint64_t>(thin)};
+}
+
 // ------------------------------------------------------------------------------ Fig. 1
 
 struct Fig1Row {
@@ -137,24 +200,20 @@ bool run_fig1(const Options& o, std::vector<Fig1Row>& rows, double& floor_kl) {
       // MH on the exact U or none.
       sgmcmc::HMC<double, 1> s({h, run, 1.0, k % 2 == 0});
       auto zst = s.start(Vector<double, 1>::Zero());
-      long accepted = 0;
-      for (long i = 0; i < samples; ++i) {
-        if (!s.step(zst, model, rng)) return false;
-        accepted += zst.extra().accepted ? 1 : 0;
-        rows[k].hist.add(zst.position()[0]);
-      }
-      if (k % 2 == 0) rows[k].accept = static_cast<double>(accepted) / samples;
+      AcceptCounter accepted;
+      auto hist = [&](const auto& z, std::uint64_t) { rows[k].hist.add(z.position()[0]); };
+      if (!sgmcmc::run(s, zst, model, rng, plan(samples), hist, accepted).status) return false;
+      if (k % 2 == 0) rows[k].accept = static_cast<double>(accepted.accepted) / samples;
     } else {
       // SGHMC, kick–drift, B̂ = hV/2 = 0.2 in the paper's convention (V̂ = V = 4 here).
       sgmcmc::SGHMC<double, 1> s({h, c, 1.0});
       if (!s.set_gradient_noise(v)) return false;
       auto zst = s.start(Vector<double, 1>::Zero());
-      for (long i = 0; i < samples; ++i) {
-        if (!s.refresh_momentum(zst, rng)) return false;
-        for (int l = 0; l < run; ++l) {
-          if (!s.step(zst, model, rng)) return false;
-        }
-        rows[k].hist.add(zst.position()[0]);
+      MomentumRefresh<decltype(s), decltype(zst)> refresh{&s, &zst, &rng, run};
+      auto hist = [&](const auto& z, std::uint64_t) { rows[k].hist.add(z.position()[0]); };
+      if (!sgmcmc::run(s, zst, model, rng, plan(samples, run), hist, refresh).status ||
+          !refresh.status) {
+        return false;
       }
     }
     rows[k].kl = common::kl_true_vs_sample(p, rows[k].hist);
@@ -203,22 +262,17 @@ bool run_fig2(const Options& o, std::vector<Trace>& traces) {
       sgmcmc::SGHMC<double, 1> s({h, c, 1.0});
       if (!s.set_gradient_noise(sd * sd)) return false;  // B̂ = σ²h/2 in the paper's convention
       auto z = s.start(Vector<double, 1>::Constant(1.0));
-      for (int i = 0; i < points; ++i) {
-        for (int l = 0; l < run; ++l) {
-          if (!s.step(z, model, rng)) return false;
-        }
-        traces[k].theta.push_back(z.position()[0]);
-        traces[k].r.push_back(z.momentum()[0]);
-      }
+      const PhaseSink sink{&traces[k].theta, &traces[k].r};
+      if (!sgmcmc::run(s, z, model, rng, plan(points, run), sink).status) return false;
     } else {
       sgmcmc::HMC<double, 1> s({h, run, 1.0, false});
       auto z = s.start(Vector<double, 1>::Constant(1.0));  // (θ, r)₀ = (1, 0)
-      for (int i = 0; i < points; ++i) {
-        const sgmcmc::Status st = k == 1 ? s.step(z, model, rng) : s.leapfrog(z, model);
-        if (!st) return false;
-        traces[k].theta.push_back(z.position()[0]);
-        traces[k].r.push_back(z.momentum()[0]);
-      }
+      const PhaseSink sink{&traces[k].theta, &traces[k].r};
+      const sgmcmc::Status st =
+          k == 1 ? sgmcmc::run(s, z, model, rng, plan(points), sink).status
+                 : sgmcmc::run(LeapfrogOnly<decltype(s)>{&s}, z, model, rng, plan(points), sink)
+                       .status;
+      if (!st) return false;
     }
   }
   return true;
@@ -289,16 +343,16 @@ bool fig3_chain(const S& s, typename S::StateType z, long steps, std::uint64_t s
   std::vector<double> x0, x1;
   x0.reserve(static_cast<std::size_t>(keep));
   x1.reserve(static_cast<std::size_t>(keep));
-  for (long t = 0; t < steps; ++t) {
-    if (!s.step(z, model, rng)) return false;
-    const Eigen::Vector2d th = z.position();
+  auto moments = [&](const auto& st, std::uint64_t t) {
+    const Eigen::Vector2d th = st.position();
     m1 += th;
     m2 += th * th.transpose();
-    if (t >= steps - keep) {
+    if (static_cast<long>(t) >= steps - keep) {
       x0.push_back(th[0]);
       x1.push_back(th[1]);
     }
-  }
+  };
+  if (!sgmcmc::run(s, z, model, rng, plan(steps), moments).status) return false;
   m1 /= static_cast<double>(steps);
   const Eigen::Matrix2d cov = m2 / static_cast<double>(steps) - m1 * m1.transpose();
   Eigen::Matrix2d sigma;
@@ -346,11 +400,7 @@ bool run_fig3(const Options& o, std::vector<Fig3Point>& pts, std::vector<double>
     sgmcmc::host::Rng rng(o.seed + 400, 0);
     auto z = sgld.start(Vector<double, 2>::Zero());
     path_sgld = {0.0, 0.0};
-    for (int t = 0; t < 50; ++t) {
-      if (!sgld.step(z, model, rng)) return false;
-      path_sgld.push_back(z.position()[0]);
-      path_sgld.push_back(z.position()[1]);
-    }
+    if (!sgmcmc::run(sgld, z, model, rng, plan(50), PathSink{&path_sgld}).status) return false;
   }
   {
     sgmcmc::SGHMC<double, 2> sghmc(sgmcmc::SGHMCParams<double>::from_momentum_sgd(0.05, 0.035));
@@ -360,11 +410,7 @@ bool run_fig3(const Options& o, std::vector<Fig3Point>& pts, std::vector<double>
     auto z = sghmc.start(Vector<double, 2>::Zero());
     if (!sghmc.refresh_momentum(z, rng)) return false;
     path_sghmc = {0.0, 0.0};
-    for (int t = 0; t < 50; ++t) {
-      if (!sghmc.step(z, model, rng)) return false;
-      path_sghmc.push_back(z.position()[0]);
-      path_sghmc.push_back(z.position()[1]);
-    }
+    if (!sgmcmc::run(sghmc, z, model, rng, plan(50), PathSink{&path_sghmc}).status) return false;
   }
   return true;
 }

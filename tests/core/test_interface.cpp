@@ -100,7 +100,7 @@ S make() {
 
 #define SGMCMC_SAMPLERS(T)                                                                     \
   SGLD<T, 3>, SGLD<T, 3, Diagonal<T, 3>>, SGHMC<T, 3>, SGHMC<T, 3, BAOAB>, SGHMC<T, 3, OBABO>, \
-      SGHMC<T, 3, ExplicitEuler>, SGNHT<T, 3>, SGD<T, 3>, SGDMomentum<T, 3>, HMC<T, 3>,       \
+      SGHMC<T, 3, ExplicitEuler>, SGNHT<T, 3>, SGD<T, 3>, SGDMomentum<T, 3>, HMC<T, 3>,        \
       NUTS<T, 3, 6>, SGMGT<T, 3>, SGMGTD<T, 3>, SGHMCLearnedRefresh<T, 3, 4>,                  \
       SGRLD<T, 3, SepMetric<T, 3>>, SGRHMC<T, 3, SepMetric<T, 3>>, GSGRHMC<T, 3>,              \
       NaiveSGRLD<T, 3, SepMetric<T, 3>>, NaiveSGRHMC<T, 3, SepMetric<T, 3>>, NaiveGSGRHMC<T, 3>
@@ -158,4 +158,36 @@ TEST_CASE("start(z, θ0, rng) that fails a draw leaves z exactly as it was") {
   // Control: the same call with a drawable softness replaces z.
   CHECK(good.start(z, Vector<double, 3>::Constant(-2.0), rng));
   CHECK_FALSE(z == before);
+}
+
+TEST_CASE("SGHMC and SGNHT start(θ0, rng) draw r and ξ from their stationary laws at T") {
+  SGHMCParams<double> p;
+  p.mass = 4;  // r ~ N(0, 4 I): twice the generator's normals
+  SGHMC<double, 3> s(p);
+  host::Rng rng(11);
+  host::Rng replay = rng;
+  Vector<double, 3> n;
+  const auto z = s.start(Vector<double, 3>::Ones(), rng);
+  replay.fill_normal(n);
+  CHECK(z.position() == Vector<double, 3>::Ones());
+  CHECK(z.momentum() == 2.0 * n);
+  // At T = 1/4 the law is N(0, T m I): the same normals, halved.
+  REQUIRE(s.set_temperature(0.25));
+  const auto zt = s.start(Vector<double, 3>::Ones(), rng);
+  replay.fill_normal(n);
+  CHECK(zt.momentum() == n);
+  // Control: without a generator the momentum starts at zero.
+  CHECK(s.start(Vector<double, 3>::Ones()).momentum() == Vector<double, 3>::Zero());
+
+  SGNHTParams<double> q;
+  q.diffusion = 2;  // ξ ~ N(A, 1/d) with A = 2, d = 4
+  const SGNHT<double, 4> t(q);
+  Vector<double, 4> r;
+  Vector<double, 1> xi;
+  const auto w = t.start(Vector<double, 4>::Zero(), rng);
+  replay.fill_normal(r);
+  replay.fill_normal(xi);
+  CHECK(w.momentum() == r);
+  CHECK(w.thermostat()[0] == doctest::Approx(2.0 + xi[0] / 2.0).epsilon(1e-15));
+  CHECK(t.start(Vector<double, 4>::Zero()).thermostat()[0] == 2.0);  // control: ξ = A
 }

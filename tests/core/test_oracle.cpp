@@ -202,7 +202,8 @@ struct FlippedGamma {
 }  // namespace
 
 TEST_CASE("negative control: a wrong-sign Γ (MATH.md §1.4 row 1) fails the oracle") {
-  const auto wrong = SGNHT<double, d, ExplicitEuler>::make_recipe<FlippedGamma<double, d>>({0.06, 1.3});
+  const auto wrong =
+      SGNHT<double, d, ExplicitEuler>::make_recipe<FlippedGamma<double, d>>({0.06, 1.3});
   // Drifts differ by 2hΓ = 0.12 in ξ: far above the 1e-9 tolerance.
   CHECK(engine_error(wrong, sgnht_spec(1.3, false), 0.06, 31) > 0.1);
 }

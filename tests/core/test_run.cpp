@@ -100,8 +100,8 @@ TEST_CASE("a sink or a hook stops the run early; a full trace stops it") {
   SGLD<double, 2> s({0.05, {}});
   auto z = s.start(Vector<double, 2>::Zero());
   host::Rng rng(2);
-  const RunResult r = run(s, z, Quad{}, rng, {0, 100, 1},
-                          [](const auto&, std::uint64_t k) { return k < 9; });
+  const RunResult r =
+      run(s, z, Quad{}, rng, {0, 100, 1}, [](const auto&, std::uint64_t k) { return k < 9; });
   CHECK(r.status);
   CHECK(r.stopped);
   CHECK(r.kept == 10);

@@ -289,7 +289,8 @@ TEST_CASE("every kernel equals exact Box-Muller on the same bits") {
     REQUIRE(rd.set_isa(isa));
     const double ef = float_kernel_error(rf, blocks);
     const double ed = double_kernel_error(rd, blocks / 2);
-    MESSAGE(std::string(sgmcmc::host::to_string(isa)) << ": max abs error float " << ef << ", double " << ed);
+    MESSAGE(std::string(sgmcmc::host::to_string(isa))
+            << ": max abs error float " << ef << ", double " << ed);
     CHECK(ef < 2e-6);
     CHECK(ed < 8e-15);
   }

@@ -13,12 +13,12 @@ namespace sgmcmc {
 
 /// Which terms of a block's drift f_B = −(D+Q)_B ∇H + Γ_B (plus noise) an update applies.
 enum class Part : std::uint8_t {
-  Full,          ///< everything: −D_BB∇H_B − Σ Q_B· ∇H + Γ_B, and the noise N(0, φh(2D_BB − φhB̂))
+  Full,  ///< everything: −D_BB∇H_B − Σ Q_B· ∇H + Γ_B, and the noise N(0, φh(2D_BB − φhB̂))
   Dissipative,   ///< the D part: −D_BB∇H_B + Γ from D, and the noise (Euler–Maruyama)
   Conservative,  ///< the Q part: −Σ Q_B· ∇H + Γ from Q; no noise
-  ExactOU,       ///< the D part solved exactly (Ornstein–Uhlenbeck): for a constant scalar D_BB and
-                 ///< a quadratic energy term w(x − c)²/2, x ← c + (x − c)a + √(T(1 − a²)/w) ζ,
-                 ///< a = e^{−φh D w}
+  ExactOU,  ///< the D part solved exactly (Ornstein–Uhlenbeck): for a constant scalar D_BB and
+            ///< a quadratic energy term w(x − c)²/2, x ← c + (x − c)a + √(T(1 − a²)/w) ζ,
+            ///< a = e^{−φh D w}
 };
 
 /// One update of block B over the fraction Num/Den of the step h, applying `P` of its drift.
@@ -57,20 +57,21 @@ using DriftKick = Sweep<Position, Momentum>;
 
 /// Velocity Verlet (leapfrog): half kick, drift, half kick. With D = 0 it is HMC's integrator:
 /// symplectic, reversible, volume preserving; one gradient per step when steps are chained.
-using Leapfrog =
-    Splitting<Update<Momentum, Part::Full, 1, 2>, Update<Position>, Update<Momentum, Part::Full, 1, 2>>;
+using Leapfrog = Splitting<Update<Momentum, Part::Full, 1, 2>, Update<Position>,
+                           Update<Momentum, Part::Full, 1, 2>>;
 
 /// BAOAB (Leimkuhler & Matthews): B = half kick (Q part of the momentum), A = half drift,
 /// O = the friction and noise solved exactly over the whole step.
 using BAOAB = Splitting<Update<Momentum, Part::Conservative, 1, 2>,
-                       Update<Position, Part::Conservative, 1, 2>, Update<Momentum, Part::ExactOU>,
-                       Update<Position, Part::Conservative, 1, 2>,
-                       Update<Momentum, Part::Conservative, 1, 2>>;
+                        Update<Position, Part::Conservative, 1, 2>, Update<Momentum, Part::ExactOU>,
+                        Update<Position, Part::Conservative, 1, 2>,
+                        Update<Momentum, Part::Conservative, 1, 2>>;
 
 /// OBABO: half an exact O step, a leapfrog, half an exact O step (Bussi & Parrinello's
 /// Langevin integrator; the ordering that SG-HMC codes with a Metropolis test use).
-using OBABO = Splitting<Update<Momentum, Part::ExactOU, 1, 2>,
-                       Update<Momentum, Part::Conservative, 1, 2>, Update<Position, Part::Conservative>,
-                       Update<Momentum, Part::Conservative, 1, 2>, Update<Momentum, Part::ExactOU, 1, 2>>;
+using OBABO =
+    Splitting<Update<Momentum, Part::ExactOU, 1, 2>, Update<Momentum, Part::Conservative, 1, 2>,
+              Update<Position, Part::Conservative>, Update<Momentum, Part::Conservative, 1, 2>,
+              Update<Momentum, Part::ExactOU, 1, 2>>;
 
 }  // namespace sgmcmc

@@ -35,7 +35,9 @@ struct Layout {
   /// Dimension of the position block (d in MATH.md).
   static constexpr int dim = block_size(0);
   /// n rounded up to a multiple of `lanes`.
-  static constexpr int round_up(int n, int lanes) noexcept { return (n + lanes - 1) / lanes * lanes; }
+  static constexpr int round_up(int n, int lanes) noexcept {
+    return (n + lanes - 1) / lanes * lanes;
+  }
   /// Offset of block b when every block starts on a multiple of `lanes` scalars.
   static constexpr int padded_offset(int b, int lanes) noexcept {
     int o = 0;

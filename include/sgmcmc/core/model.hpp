@@ -24,11 +24,10 @@ namespace sgmcmc {
 template <class Model, class Scalar, int Dim, class = void>
 struct HasMapGradient : std::false_type {};
 template <class Model, class Scalar, int Dim>
-struct HasMapGradient<
-    Model, Scalar, Dim,
-    std::void_t<decltype(std::declval<const Model&>().gradient(
-        std::declval<const ConstVectorMap<Scalar, Dim>&>(), std::declval<VectorMap<Scalar, Dim>&>()))>>
-    : std::true_type {};
+struct HasMapGradient<Model, Scalar, Dim,
+                      std::void_t<decltype(std::declval<const Model&>().gradient(
+                          std::declval<const ConstVectorMap<Scalar, Dim>&>(),
+                          std::declval<VectorMap<Scalar, Dim>&>()))>> : std::true_type {};
 
 template <class Model, class Scalar, int Dim, class = void>
 struct HasVectorGradient : std::false_type {};
@@ -43,10 +42,9 @@ struct HasVectorGradient<
 inline constexpr int kLegacyModelBytes = 16384;
 
 template <class Model, class Scalar, int Dim>
-struct HasGradient
-    : std::bool_constant<HasMapGradient<Model, Scalar, Dim>::value ||
-                         (HasVectorGradient<Model, Scalar, Dim>::value &&
-                          Dim * int(sizeof(Scalar)) <= kLegacyModelBytes)> {};
+struct HasGradient : std::bool_constant<HasMapGradient<Model, Scalar, Dim>::value ||
+                                        (HasVectorGradient<Model, Scalar, Dim>::value &&
+                                         Dim * int(sizeof(Scalar)) <= kLegacyModelBytes)> {};
 
 template <class Model, class Scalar, int Dim, class = void>
 struct HasMapPotential : std::false_type {};
@@ -69,10 +67,9 @@ struct HasVectorPotential<Model, Scalar, Dim,
                           Scalar> {};
 
 template <class Model, class Scalar, int Dim>
-struct HasPotential
-    : std::bool_constant<HasMapPotential<Model, Scalar, Dim>::value ||
-                         (HasVectorPotential<Model, Scalar, Dim>::value &&
-                          Dim * int(sizeof(Scalar)) <= kLegacyModelBytes)> {};
+struct HasPotential : std::bool_constant<HasMapPotential<Model, Scalar, Dim>::value ||
+                                         (HasVectorPotential<Model, Scalar, Dim>::value &&
+                                          Dim * int(sizeof(Scalar)) <= kLegacyModelBytes)> {};
 
 template <class Model, class Scalar, int Dim>
 constexpr void check_gradient_model() noexcept {

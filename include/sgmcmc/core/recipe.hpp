@@ -185,7 +185,9 @@ class GradientNoise {
  public:
   static constexpr bool inline_values = N * int(sizeof(Scalar)) <= 16384;
 
-  [[gnu::always_inline]] bool zero() const noexcept { return !external_ && isotropic_ && iso_ == Scalar(0); }
+  [[gnu::always_inline]] bool zero() const noexcept {
+    return !external_ && isotropic_ && iso_ == Scalar(0);
+  }
   bool isotropic() const noexcept { return isotropic_; }
   /// The per-coordinate values (nullptr when isotropic: then iso() is every value).
   const Scalar* values() const noexcept {
@@ -213,7 +215,8 @@ class GradientNoise {
   }
   template <class X>
   void set_values(const X& v) noexcept {
-    static_assert(inline_values, "a large V̂ is given by reference: set_gradient_noise(ConstVectorMap)");
+    static_assert(inline_values,
+                  "a large V̂ is given by reference: set_gradient_noise(ConstVectorMap)");
     isotropic_ = false;
     external_ = false;
     if constexpr (inline_values) {
@@ -236,8 +239,8 @@ class GradientNoise {
   struct Empty {
     Scalar* data() noexcept { return nullptr; }
   };
-  alignas(16) std::conditional_t<inline_values, std::array<Scalar, (inline_values ? N : 1)>, Empty>
-      values_{};
+  alignas(16) std::conditional_t<inline_values, std::array<Scalar, (inline_values ? N : 1)>,
+                                 Empty> values_{};
   const Scalar* ext_ = nullptr;
   Scalar iso_ = Scalar(0);
   bool isotropic_ = true;
@@ -295,9 +298,9 @@ class Recipe {
   using QStruct = typename QPair<I>::StructureType;
   /// The integrator as data (explicit Euler: every block once, reading the old state).
   template <class Split>
-  using TraitsOf = std::conditional_t<std::is_same_v<Split, ExplicitEuler>,
-                                      detail::EulerTraits<Layout_::blocks>,
-                                      detail::IntegratorTraits<Split>>;
+  using TraitsOf =
+      std::conditional_t<std::is_same_v<Split, ExplicitEuler>, detail::EulerTraits<Layout_::blocks>,
+                         detail::IntegratorTraits<Split>>;
   using ITraits = TraitsOf<Integrator_>;
 
   // ----------------------------------------------------------------- compile-time properties
@@ -545,7 +548,8 @@ class Recipe {
   /// not switched: the caller accepts with detail::StateAccess::flip. Needs a fused recipe with
   /// no diffusive update at T = 0 (HMC's D = 0). Returns the first failure (state unchanged).
   template <class St, class Model>
-  Status integrate(St& z, const Model& model, int steps, Scalar direction = Scalar(1)) const noexcept {
+  Status integrate(St& z, const Model& model, int steps,
+                   Scalar direction = Scalar(1)) const noexcept {
     check_state<St>();
     static_assert(fused, "integrate() needs a fused (lanewise) recipe");
     if (!status_) return status_;
@@ -792,8 +796,9 @@ class Recipe {
   /// The drift of lane block B at the lane (the parts P selects) at temperature t; the metric
   /// values' finiteness bits go to `metric`.
   template <int B, Part P, class Pt>
-  [[gnu::always_inline]] static Scalar lane_drift(const Pt& pt, const LaneT& x, Scalar g, const Scalar (&sv)[blocks],
-                           Index i, Scalar t, detail::BitsOf<Scalar>& metric) noexcept {
+  [[gnu::always_inline]] static Scalar lane_drift(const Pt& pt, const LaneT& x, Scalar g,
+                                                  const Scalar (&sv)[blocks], Index i, Scalar t,
+                                                  detail::BitsOf<Scalar>& metric) noexcept {
     constexpr bool d_part = P == Part::Full || P == Part::Dissipative;
     constexpr bool q_part = P == Part::Full || P == Part::Conservative;
     static_cast<void>(t);
@@ -822,10 +827,12 @@ class Recipe {
             } else {
               f -= av * dh<Pr::col>(pt, x, g);
             }
-            if constexpr (!cold && S::state_dependent) f += t * lane_gamma<Pr::row, Pr::col, false>(a, x);
+            if constexpr (!cold && S::state_dependent)
+              f += t * lane_gamma<Pr::row, Pr::col, false>(a, x);
           } else {
             f += av * dh<Pr::row>(pt, x, g);
-            if constexpr (!cold && S::state_dependent) f += t * lane_gamma<Pr::row, Pr::col, true>(a, x);
+            if constexpr (!cold && S::state_dependent)
+              f += t * lane_gamma<Pr::row, Pr::col, true>(a, x);
           }
         }
       });
@@ -836,8 +843,9 @@ class Recipe {
   /// Σ-contribution of one lane to the drift of one-scalar block C (columns joining C to
   /// position-sized blocks), with the parts P selects.
   template <int C, Part P, class Pt>
-  [[gnu::always_inline]] static Scalar lane_reduction(const Pt& pt, const LaneT& x, Scalar g, Index i, Scalar t,
-                               detail::BitsOf<Scalar>& metric) noexcept {
+  [[gnu::always_inline]] static Scalar lane_reduction(const Pt& pt, const LaneT& x, Scalar g,
+                                                      Index i, Scalar t,
+                                                      detail::BitsOf<Scalar>& metric) noexcept {
     constexpr bool q_part = P == Part::Full || P == Part::Conservative;
     static_cast<void>(t);
     static_cast<void>(metric);
@@ -851,7 +859,8 @@ class Recipe {
           const Scalar av = lane_value(a, i, x);
           if constexpr (S::state_dependent) detail::or_nonfinite(av, metric);
           r += av * dh<Pr::row>(pt, x, g);
-          if constexpr (!cold && S::state_dependent) r += t * lane_gamma<Pr::row, Pr::col, true>(a, x);
+          if constexpr (!cold && S::state_dependent)
+            r += t * lane_gamma<Pr::row, Pr::col, true>(a, x);
         }
       });
     }
@@ -860,13 +869,13 @@ class Recipe {
 
   /// The drift of one-scalar block C from its own D and the pairs between scalar blocks.
   template <int C, Part P, class Pt>
-  [[gnu::always_inline]] static Scalar scalar_drift(const Pt& pt, const Scalar (&sv)[blocks]) noexcept {
+  [[gnu::always_inline]] static Scalar scalar_drift(const Pt& pt,
+                                                    const Scalar (&sv)[blocks]) noexcept {
     constexpr bool d_part = P == Part::Full || P == Part::Dissipative;
     constexpr bool q_part = P == Part::Full || P == Part::Conservative;
     Scalar f(0);
     if constexpr (!DBlock<C>::is_zero && d_part) {
-      f -= Scalar(std::get<C>(pt.d).lane(0)) *
-           std::get<C - 1>(pt.e).gradient1(sv[C]);
+      f -= Scalar(std::get<C>(pt.d).lane(0)) * std::get<C - 1>(pt.e).gradient1(sv[C]);
     }
     if constexpr (q_part) {
       detail::static_for<Curl_::count>([&](auto k) {
@@ -905,7 +914,8 @@ class Recipe {
   static constexpr bool sigma_can_be_uniform() {
     using DS = DBlock<B>;
     using PS = typename PInfo<B>::Structure;
-    return !DS::state_dependent && DS::uniform && (PS::is_zero || (PS::uniform && !PS::state_dependent));
+    return !DS::state_dependent && DS::uniform &&
+           (PS::is_zero || (PS::uniform && !PS::state_dependent));
   }
 
   /// Whether σ_i of a noisy update of block B reads the state (else it depends on i only).
@@ -919,8 +929,8 @@ class Recipe {
   /// branches and with the square roots as Eigen packets: the coordinate loop's own std::sqrt keeps
   /// an errno branch that stops vectorisation. A negative variance sets not_psd and gives 0.
   template <int B, class Pt>
-  void fill_sigma(const Pt& pt, Scalar hp, Scalar t, bool correct, Index c0, Index n,
-                  Scalar* out, bool& not_psd) const noexcept {
+  void fill_sigma(const Pt& pt, Scalar hp, Scalar t, bool correct, Index c0, Index n, Scalar* out,
+                  bool& not_psd) const noexcept {
     static_assert(!sigma_state_dependent<B>(), "fill_sigma: σ must not read the state");
     const LaneT none{};
     const auto& ds = std::get<B>(pt.d);
@@ -965,8 +975,8 @@ class Recipe {
   /// σ_i of an update of lane block B over hp = φh: var = hp(2T d_i − hp p_i² V̂_i) (the V̂ term
   /// when `correct`); a negative var sets not_psd and gives 0.
   template <int B, class Pt>
-  [[gnu::always_inline]] Scalar lane_sigma(const Pt& pt, Scalar hp, Scalar t, bool correct, const LaneT& x, Index i,
-                    bool& not_psd) const noexcept {
+  [[gnu::always_inline]] Scalar lane_sigma(const Pt& pt, Scalar hp, Scalar t, bool correct,
+                                           const LaneT& x, Index i, bool& not_psd) const noexcept {
     const Scalar dv = lane_value(std::get<B>(pt.d), i, x);
     Scalar var = Scalar(2) * t * dv;
     if constexpr (has_p<B>()) {
@@ -1000,7 +1010,8 @@ class Recipe {
       p.begin[0] = 0;
       p.end[0] = T::count;
       for (int u = 0; u < T::count; ++u) {
-        p.gradient_before[0] = p.gradient_before[0] || uses_gradient(T::updates[u].block, Part::Full);
+        p.gradient_before[0] =
+            p.gradient_before[0] || uses_gradient(T::updates[u].block, Part::Full);
       }
       p.gradient_before[0] = p.gradient_before[0] && !fresh;
       return p;
@@ -1087,7 +1098,8 @@ class Recipe {
       using Tail = typename detail::Slice<Integrator_, b, ITraits::count>::type;
       using Middle = typename detail::Concat<Tail, Head>::type;
       run_splitting<Head, true, false>(p, sv, model, noise, h, flags);
-      for (int s = 1; s < steps; ++s) run_splitting<Middle, false, false>(p, sv, model, noise, h, flags);
+      for (int s = 1; s < steps; ++s)
+        run_splitting<Middle, false, false>(p, sv, model, noise, h, flags);
       run_splitting<Tail, false, false>(p, sv, model, noise, h, flags);
     }
     detail::static_for<blocks>([&](auto blk) {
@@ -1110,7 +1122,8 @@ class Recipe {
     using T = TraitsOf<Split>;
     static constexpr bool reads_gradient() {
       bool r = false;
-      for (int u = Begin; u < End; ++u) r = r || uses_gradient(T::updates[u].block, T::updates[u].part);
+      for (int u = Begin; u < End; ++u)
+        r = r || uses_gradient(T::updates[u].block, T::updates[u].part);
       return r;
     }
     /// Updates of one-scalar blocks in [Begin, u) (u ≤ End): the row of update u in the
@@ -1155,12 +1168,12 @@ class Recipe {
   /// the state, and vectorises).
   template <int N>
   struct PassConstants {
-    Scalar hp[N];       ///< φh of each update
-    Scalar sigma[N];    ///< uniform σ (noise on), else 0
-    Scalar decay[N];    ///< exact OU: e^{−φh D w}
-    Scalar center[N];   ///< exact OU: c
-    Scalar t;           ///< temperature
-    bool correct;       ///< V̂ correction active
+    Scalar hp[N];      ///< φh of each update
+    Scalar sigma[N];   ///< uniform σ (noise on), else 0
+    Scalar decay[N];   ///< exact OU: e^{−φh D w}
+    Scalar center[N];  ///< exact OU: c
+    Scalar t;          ///< temperature
+    bool correct;      ///< V̂ correction active
   };
 
   /// One pass over the coordinates applying updates [Begin, End) of Split.
@@ -1279,8 +1292,8 @@ class Recipe {
           constexpr int slot = Info::slot(u);
           if constexpr (s.part == Part::ExactOU) {
             if constexpr (slot >= 0) {
-              x.v[b] = c.center[k] + (xs.v[b] - c.center[k]) * c.decay[k] +
-                       c.sigma[k] * zeta[slot][j];
+              x.v[b] =
+                  c.center[k] + (xs.v[b] - c.center[k]) * c.decay[k] + c.sigma[k] * zeta[slot][j];
             }
           } else {
             Scalar v = xs.v[b] + c.hp[k] * lane_drift<b, s.part>(pt, xs, g, sv, i, c.t, mbits);
@@ -1727,9 +1740,8 @@ class Recipe {
   /// next_B = from_B + h f_B(from) + noise_B(from). For explicit Euler from = z_t and next = a
   /// copy of z_t; for a sweep from and next are the same state.
   template <int B, class Ctx>
-  Status update_block(const BlockStateType& from, const PositionVector& g,
-                      const NoiseVector& zeta, const Ctx& ctx,
-                      BlockStateType& next) const noexcept {
+  Status update_block(const BlockStateType& from, const PositionVector& g, const NoiseVector& zeta,
+                      const Ctx& ctx, BlockStateType& next) const noexcept {
     BlockVector<B> f;
     if (Status st = row_drift<B>(from, g, ctx, f); !st) return st;
     auto& nb = next.template block<B>();

@@ -40,8 +40,9 @@ struct StateShape {
   static constexpr int size = Layout_::size;  ///< scalars in z
   static constexpr int dim = Layout_::dim;    ///< d
   /// Scalars per alignment unit: every block and region starts on a multiple of this.
-  static constexpr int lanes =
-      kAlignBytes / static_cast<int>(sizeof(Scalar)) > 0 ? kAlignBytes / int(sizeof(Scalar)) : 1;
+  static constexpr int lanes = kAlignBytes / static_cast<int>(sizeof(Scalar)) > 0
+                                   ? kAlignBytes / int(sizeof(Scalar))
+                                   : 1;
   static constexpr int value_stride = Layout_::padded_size(lanes);  ///< one copy of z, padded
   static constexpr int scratch_vectors = ScratchVectors_;
   static constexpr int scratch_stride = Layout_::round_up(dim, lanes);
@@ -62,7 +63,8 @@ struct StateShape {
     return header_size + 2 * value_stride + k * scratch_stride;
   }
   /// Scalars a StateMap needs (its memory must be aligned to kAlignBytes).
-  static constexpr int storage_size = header_size + 2 * value_stride + ScratchVectors_ * scratch_stride;
+  static constexpr int storage_size =
+      header_size + 2 * value_stride + ScratchVectors_ * scratch_stride;
   static constexpr std::size_t storage_bytes = std::size_t(storage_size) * sizeof(Scalar);
 };
 
@@ -72,7 +74,8 @@ struct StateAccess;
 template <class E, class = void>
 struct HasEquality : std::false_type {};
 template <class E>
-struct HasEquality<E, std::void_t<decltype(bool(std::declval<const E&>() == std::declval<const E&>()))>>
+struct HasEquality<
+    E, std::void_t<decltype(bool(std::declval<const E&>() == std::declval<const E&>()))>>
     : std::true_type {};
 
 /// Bookkeeping equality: operator== where the type has one (structs with padding must: their
@@ -98,6 +101,10 @@ class StateBase {
   using Scalar = typename Shape::Scalar;
   using LayoutType = typename Shape::LayoutType;
   using Extra = typename Shape::Extra;
+  // Comparing states compares bookkeeping: by its bytes only where the bytes are the value.
+  static_assert(std::is_empty_v<Extra> || detail::HasEquality<Extra>::value ||
+                    std::has_unique_object_representations_v<Extra>,
+                "bookkeeping (Extra) with padding or floating-point members needs an operator==");
   static constexpr int blocks = Shape::blocks;
   static constexpr int size = Shape::size;
   static constexpr int dim = Shape::dim;
@@ -299,7 +306,8 @@ class StateMap : public StateBase<StateMap<Scalar, Layout, ScratchVectors, Extra
   /// True iff the memory is non-null and aligned to kAlignBytes.
   bool valid() const noexcept {
     return memory_ != nullptr &&
-           reinterpret_cast<std::uintptr_t>(memory_) % static_cast<std::uintptr_t>(kAlignBytes) == 0;
+           reinterpret_cast<std::uintptr_t>(memory_) % static_cast<std::uintptr_t>(kAlignBytes) ==
+               0;
   }
 
   Scalar* storage() noexcept { return memory_; }

@@ -34,7 +34,8 @@ namespace detail {
 template <class F, class Z, class = void>
 struct CallableWithStateOnly : std::false_type {};
 template <class F, class Z>
-struct CallableWithStateOnly<F, Z, std::void_t<decltype(std::declval<const F&>()(std::declval<const Z&>()))>>
+struct CallableWithStateOnly<
+    F, Z, std::void_t<decltype(std::declval<const F&>()(std::declval<const Z&>()))>>
     : std::true_type {};
 
 /// f(z) when f takes the state alone, else f(z, ctx): the two calling conventions of every
@@ -58,14 +59,18 @@ decltype(auto) call_block(const Fn& fn, const Z& z, const Ctx& ctx) noexcept {
 template <class G, class Z, class Ctx>
 decltype(auto) call_gamma_rows(const G& gamma, const Z& z, const Ctx& ctx) noexcept {
   return call_optional_context(
-      [&gamma](const auto&... a) noexcept -> decltype(gamma.rows(a...)) { return gamma.rows(a...); },
+      [&gamma](const auto&... a) noexcept -> decltype(gamma.rows(a...)) {
+        return gamma.rows(a...);
+      },
       z, ctx);
 }
 /// gamma.cols(z) or gamma.cols(z, ctx).
 template <class G, class Z, class Ctx>
 decltype(auto) call_gamma_cols(const G& gamma, const Z& z, const Ctx& ctx) noexcept {
   return call_optional_context(
-      [&gamma](const auto&... a) noexcept -> decltype(gamma.cols(a...)) { return gamma.cols(a...); },
+      [&gamma](const auto&... a) noexcept -> decltype(gamma.cols(a...)) {
+        return gamma.cols(a...);
+      },
       z, ctx);
 }
 

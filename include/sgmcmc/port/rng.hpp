@@ -38,8 +38,8 @@ struct HasFillNormal : std::false_type {};
 template <class Rng, class Scalar>
 struct HasFillNormal<Rng, Scalar,
                      std::void_t<decltype(std::declval<Rng&>().fill_normal(
-                         std::declval<Scalar*>(), std::declval<std::size_t>()))>>
-    : std::true_type {};
+                         std::declval<Scalar*>(), std::declval<std::size_t>()))>> : std::true_type {
+};
 
 /// Compile-time check with a readable message, for use at the top of any function taking an RNG.
 template <class Rng>

@@ -77,8 +77,8 @@ bool after_step(H& hooks, std::uint64_t t, const St& z) noexcept {
 }
 
 template <class Sampler, class St, class Model, class Rng, class Sink, class Hooks, class Before>
-RunResult run_impl(const Sampler& sampler, St& z, const Model& model, Rng& rng,
-                   const RunPlan& plan, Sink& sink, Hooks& hooks, Before&& before) noexcept {
+RunResult run_impl(const Sampler& sampler, St& z, const Model& model, Rng& rng, const RunPlan& plan,
+                   Sink& sink, Hooks& hooks, Before&& before) noexcept {
   RunResult r;
   if (plan.thin == 0) {
     r.status = StatusCode::InvalidParameter;

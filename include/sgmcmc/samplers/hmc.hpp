@@ -13,8 +13,9 @@ namespace sgmcmc {
 
 /// The recipe behind HMC: no diffusion, the symplectic pair, leapfrog.
 template <class Scalar, int Dim>
-using HMCRecipe = Recipe<Scalar, Layout<Dim, Dim>, Energy<GaussianKinetic<Scalar>>,
-                         Diffusion<Zero, Zero>, Curl<SkewPair<Momentum, Position, Identity>>, Leapfrog>;
+using HMCRecipe =
+    Recipe<Scalar, Layout<Dim, Dim>, Energy<GaussianKinetic<Scalar>>, Diffusion<Zero, Zero>,
+           Curl<SkewPair<Momentum, Position, Identity>>, Leapfrog>;
 
 /// Parameters of HMC.
 template <class Scalar>
@@ -43,10 +44,9 @@ struct HMCInfo {
 /// Hamiltonian Monte Carlo with a fixed number of leapfrog steps.
 /// Class invariant: status() is Ok iff step_size > 0, steps >= 1, mass > 0, all finite.
 template <class Scalar, int Dim>
-class HMC
-    : public SamplerBase<HMC<Scalar, Dim>, Scalar, Dim,
-                         State<Scalar, Layout<Dim, Dim>, 2, HMCInfo<Scalar>>,
-                         StateMap<Scalar, Layout<Dim, Dim>, 2, HMCInfo<Scalar>>, HMCParams<Scalar>> {
+class HMC : public SamplerBase<
+                HMC<Scalar, Dim>, Scalar, Dim, State<Scalar, Layout<Dim, Dim>, 2, HMCInfo<Scalar>>,
+                StateMap<Scalar, Layout<Dim, Dim>, 2, HMCInfo<Scalar>>, HMCParams<Scalar>> {
   template <class, class, int, class, class, class>
   friend class SamplerBase;
 
@@ -143,7 +143,8 @@ class HMC
 
  private:
   template <class St, class Model>
-  Status transition(St& z, const Model& model, const Scalar* normals, Scalar uniform) const noexcept {
+  Status transition(St& z, const Model& model, const Scalar* normals,
+                    Scalar uniform) const noexcept {
     if (!z.all_finite()) return StatusCode::NonFiniteState;
     Scalar* g = detail::StateAccess::scratch(z, 0);
     detail::call_gradient<Scalar, Dim>(model, z.position().data(), g);
@@ -179,7 +180,8 @@ class HMC
         accept = false;
       } else if (info.energy_error > Scalar(0)) {
         // Beyond 80 the probability is below 2e-35: 0, without an underflowing exp (errno).
-        info.accept_prob = info.energy_error < Scalar(80) ? std::exp(-info.energy_error) : Scalar(0);
+        info.accept_prob =
+            info.energy_error < Scalar(80) ? std::exp(-info.energy_error) : Scalar(0);
         accept = uniform < info.accept_prob;
       } else {
         info.accept_prob = Scalar(1);

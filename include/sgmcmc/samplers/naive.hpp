@@ -77,9 +77,9 @@ template <class Scalar, int Dim, class MetricT>
 class NaiveSGRLD : public RecipeSampler<NaiveSGRLD<Scalar, Dim, MetricT>,
                                         SGRLDRecipe<Scalar, Dim, MetricT, ZeroGamma>,
                                         NaiveParams<Scalar, MetricT>> {
-  using Base = RecipeSampler<NaiveSGRLD<Scalar, Dim, MetricT>,
-                             SGRLDRecipe<Scalar, Dim, MetricT, ZeroGamma>,
-                             NaiveParams<Scalar, MetricT>>;
+  using Base =
+      RecipeSampler<NaiveSGRLD<Scalar, Dim, MetricT>, SGRLDRecipe<Scalar, Dim, MetricT, ZeroGamma>,
+                    NaiveParams<Scalar, MetricT>>;
 
  public:
   using Params = NaiveParams<Scalar, MetricT>;

@@ -213,12 +213,12 @@ enum NUTSScratch : int {
 }  // namespace detail
 
 template <class Scalar, int Dim, int MaxDepth>
-class NUTS : public SamplerBase<NUTS<Scalar, Dim, MaxDepth>, Scalar, Dim,
-                                State<Scalar, Layout<Dim, Dim>, detail::kTracker + 4 * MaxDepth,
-                                      NUTSInfo<Scalar>>,
-                                StateMap<Scalar, Layout<Dim, Dim>, detail::kTracker + 4 * MaxDepth,
-                                         NUTSInfo<Scalar>>,
-                                NUTSParams<Scalar>> {
+class NUTS
+    : public SamplerBase<
+          NUTS<Scalar, Dim, MaxDepth>, Scalar, Dim,
+          State<Scalar, Layout<Dim, Dim>, detail::kTracker + 4 * MaxDepth, NUTSInfo<Scalar>>,
+          StateMap<Scalar, Layout<Dim, Dim>, detail::kTracker + 4 * MaxDepth, NUTSInfo<Scalar>>,
+          NUTSParams<Scalar>> {
   template <class, class, int, class, class, class>
   friend class SamplerBase;
 
@@ -281,7 +281,6 @@ class NUTS : public SamplerBase<NUTS<Scalar, Dim, MaxDepth>, Scalar, Dim,
     return CMap(r).squaredNorm() / (Scalar(2) * params_.mass);
   }
 
-
   /// One leapfrog step of the point, in place, signed by `direction`; false on a non-finite value.
   template <class Model>
   bool leapfrog(Point& p, Scalar direction, const Model& model) const noexcept {
@@ -323,7 +322,7 @@ class NUTS : public SamplerBase<NUTS<Scalar, Dim, MaxDepth>, Scalar, Dim,
     sample_theta = CMap(left.theta);
     sample_r = CMap(left.r);
     rho = CMap(left.r);
-    detail::ScaledSum<Scalar> weight;  // Σ e^{H₀ − H} over the kept tree
+    detail::ScaledSum<Scalar> weight;          // Σ e^{H₀ − H} over the kept tree
     static_cast<void>(weight.add(Scalar(0)));  // the start has weight 1
     Scalar accept_sum = Scalar(0);
     info.max_depth = true;
@@ -331,8 +330,8 @@ class NUTS : public SamplerBase<NUTS<Scalar, Dim, MaxDepth>, Scalar, Dim,
     for (int depth = 0; depth < MaxDepth; ++depth) {
       const bool forward = uniform_open01<Scalar>(rng) < Scalar(0.5);
       Point& edge = forward ? right : left;
-      near_r = CMap(edge.r);                               // old end next to the added subtree
-      const CMap far_r(forward ? left.r : right.r);        // old end at the other side
+      near_r = CMap(edge.r);                         // old end next to the added subtree
+      const CMap far_r(forward ? left.r : right.r);  // old end at the other side
       Subtree sub;
       build(z, edge, depth, forward ? Scalar(1) : Scalar(-1), h0, model, rng, sub);
       info.leapfrog_steps += sub.leaves;
@@ -349,9 +348,10 @@ class NUTS : public SamplerBase<NUTS<Scalar, Dim, MaxDepth>, Scalar, Dim,
       const CMap sub_rho(sv(detail::kCum));
       // Biased progressive sampling between doublings: the subtree's proposal with probability
       // min(1, W_sub / W_old).
-      const Scalar ratio = sub.weight.m > weight.m
-                               ? sub.weight.w / (weight.w * detail::exp_nonpositive(weight.m - sub.weight.m))
-                               : sub.weight.w * detail::exp_nonpositive(sub.weight.m - weight.m) / weight.w;
+      const Scalar ratio =
+          sub.weight.m > weight.m
+              ? sub.weight.w / (weight.w * detail::exp_nonpositive(weight.m - sub.weight.m))
+              : sub.weight.w * detail::exp_nonpositive(sub.weight.m - weight.m) / weight.w;
       if (ratio >= Scalar(1) || uniform_open01<Scalar>(rng) < ratio) {
         sample_theta = sub_theta;
         sample_r = sub_r;

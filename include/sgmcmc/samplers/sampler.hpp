@@ -223,8 +223,7 @@ class RecipeSampler
   }
 
  protected:
-  explicit RecipeSampler(const Params_& p) noexcept
-      : params_(p), recipe_(Derived::make_recipe(p)) {
+  explicit RecipeSampler(const Params_& p) noexcept : params_(p), recipe_(Derived::make_recipe(p)) {
     vhat_values_.setZero();
     static_cast<void>(rebuild());
   }

@@ -22,8 +22,8 @@ struct SGDParams {
 template <class Scalar, int Dim, class DS = Scaled<Scalar>>
 class SGD : public RecipeSampler<SGD<Scalar, Dim, DS>, SGLDRecipe<Scalar, Dim, DS, true>,
                                  SGDParams<Scalar, DS>> {
-  using Base = RecipeSampler<SGD<Scalar, Dim, DS>, SGLDRecipe<Scalar, Dim, DS, true>,
-                             SGDParams<Scalar, DS>>;
+  using Base =
+      RecipeSampler<SGD<Scalar, Dim, DS>, SGLDRecipe<Scalar, Dim, DS, true>, SGDParams<Scalar, DS>>;
   template <class, class, int, class, class, class>
   friend class SamplerBase;
 

@@ -69,6 +69,19 @@ class SGHMC : public RecipeSampler<SGHMC<Scalar, Dim, Integrator>,
     std::get<0>(this->recipe_.energy().terms).sample(rng, z.momentum());
     return StatusCode::Ok;
   }
+
+ private:
+  template <class, class, int, class, class, class>
+  friend class SamplerBase;
+  using Base::init_state;
+  /// start(z, θ0, rng): (θ0, r ~ N(0, T m I)), the momentum from its exact stationary law at
+  /// the temperature T.
+  template <class St, class X, class Rng>
+  Status init_state(St& z, const X&, Rng& rng) const noexcept {
+    std::get<0>(this->recipe_.energy().terms).sample(rng, z.momentum());
+    if (const Scalar t = this->recipe_.temperature(); t != Scalar(1)) z.momentum() *= std::sqrt(t);
+    return StatusCode::Ok;
+  }
 };
 
 template <int Dim>

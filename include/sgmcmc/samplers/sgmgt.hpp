@@ -50,7 +50,8 @@ struct KineticCouplingGamma {
 template <class Scalar, class Gamma = detail::KineticCouplingGamma<Scalar>>
 using KineticCoupling = Elementwise<detail::KineticCouplingFn<Scalar>, Gamma>;
 
-/// z = (θ, p, ξ), ξ ∈ R^d; H = U + K_c(p) + F(ξ); Q = [[0,−I,0],[I,0,γ diag∇K_c],[0,−γ diag∇K_c,0]].
+/// z = (θ, p, ξ), ξ ∈ R^d; H = U + K_c(p) + F(ξ); Q = [[0,−I,0],[I,0,γ diag∇K_c],[0,−γ
+/// diag∇K_c,0]].
 template <class Scalar, int Dim, class DiffusionT, class Integrator, class Gamma>
 using MonomialGammaRecipe =
     Recipe<Scalar, Layout<Dim, Dim, Dim>,
@@ -219,8 +220,9 @@ template <class Scalar, int Dim, class Integrator = MonomialGammaSweep>
 class SGMGT : public detail::MonomialGammaSampler<SGMGT<Scalar, Dim, Integrator>,
                                                   SGMGTRecipe<Scalar, Dim, Integrator>,
                                                   SGMGTParams<Scalar>> {
-  using Base = detail::MonomialGammaSampler<SGMGT<Scalar, Dim, Integrator>,
-                                            SGMGTRecipe<Scalar, Dim, Integrator>, SGMGTParams<Scalar>>;
+  using Base =
+      detail::MonomialGammaSampler<SGMGT<Scalar, Dim, Integrator>,
+                                   SGMGTRecipe<Scalar, Dim, Integrator>, SGMGTParams<Scalar>>;
 
  public:
   using Params = SGMGTParams<Scalar>;
@@ -277,9 +279,9 @@ template <class Scalar, int Dim, class Integrator = MonomialGammaSweep>
 class SGMGTD : public detail::MonomialGammaSampler<SGMGTD<Scalar, Dim, Integrator>,
                                                    SGMGTDRecipe<Scalar, Dim, Integrator>,
                                                    SGMGTDParams<Scalar>> {
-  using Base = detail::MonomialGammaSampler<SGMGTD<Scalar, Dim, Integrator>,
-                                            SGMGTDRecipe<Scalar, Dim, Integrator>,
-                                            SGMGTDParams<Scalar>>;
+  using Base =
+      detail::MonomialGammaSampler<SGMGTD<Scalar, Dim, Integrator>,
+                                   SGMGTDRecipe<Scalar, Dim, Integrator>, SGMGTDParams<Scalar>>;
 
  public:
   using Params = SGMGTDParams<Scalar>;
@@ -292,17 +294,17 @@ class SGMGTD : public detail::MonomialGammaSampler<SGMGTD<Scalar, Dim, Integrato
     auto& a = std::get<1>(q.pairs).a;
     a.fn = {k, p.gamma};
     a.gamma = Gamma{k, p.gamma};
-    return {{{k, QuadraticEnergy<Scalar>{Scalar(1) / p.gamma, p.sigma_p}}},
-            Diffusion<Scaled<Scalar>, Scaled<Scalar>, Scaled<Scalar>>{
-                {Scaled<Scalar>{p.sigma_theta}, Scaled<Scalar>{p.sigma_p}, Scaled<Scalar>{p.sigma_xi}}},
-            q,
-            p.step_size};
+    return {
+        {{k, QuadraticEnergy<Scalar>{Scalar(1) / p.gamma, p.sigma_p}}},
+        Diffusion<Scaled<Scalar>, Scaled<Scalar>, Scaled<Scalar>>{
+            {Scaled<Scalar>{p.sigma_theta}, Scaled<Scalar>{p.sigma_p}, Scaled<Scalar>{p.sigma_xi}}},
+        q,
+        p.step_size};
   }
 
   /// The §3.4 condition for V̂ = diag(v) at this sampler's h, σ_θ, σ_p.
   bool noise_psd(const Vector<Scalar, Dim>& v) const noexcept {
-    return sgmgtd_noise_psd(this->step_size(), v, this->params_.sigma_theta,
-                            this->params_.sigma_p);
+    return sgmgtd_noise_psd(this->step_size(), v, this->params_.sigma_theta, this->params_.sigma_p);
   }
 };
 

@@ -70,7 +70,8 @@ class SGNHT : public RecipeSampler<SGNHT<Scalar, Dim, Integrator>,
   template <class Gamma = detail::MomentumOverDimGamma<Scalar, Dim>>
   static SGNHTRecipe<Scalar, Dim, Integrator, Gamma> make_recipe(const Params& p) noexcept {
     return {Energy<GaussianKinetic<Scalar>, QuadraticEnergy<Scalar>>{
-                {GaussianKinetic<Scalar>{Scalar(1)}, QuadraticEnergy<Scalar>{Scalar(Dim), p.diffusion}}},
+                {GaussianKinetic<Scalar>{Scalar(1)},
+                 QuadraticEnergy<Scalar>{Scalar(Dim), p.diffusion}}},
             Diffusion<Zero, Scaled<Scalar>, Zero>{{Zero{}, Scaled<Scalar>{p.diffusion}, Zero{}}},
             typename SGNHTRecipe<Scalar, Dim, Integrator, Gamma>::CurlType{}, p.step_size};
   }
@@ -80,6 +81,21 @@ class SGNHT : public RecipeSampler<SGNHT<Scalar, Dim, Integrator>,
   template <class St, class X>
   Status init_state(St& z, const X&) const noexcept {
     z.thermostat()[0] = this->params_.diffusion;
+    return StatusCode::Ok;
+  }
+  /// start(z, θ0, rng): (θ0, r ~ N(0, T I), ξ ~ N(A, T/d)), the auxiliary variables from their
+  /// exact stationary laws at the temperature T (the energy's terms).
+  template <class St, class X, class Rng>
+  Status init_state(St& z, const X&, Rng& rng) const noexcept {
+    const auto& terms = this->recipe_.energy().terms;
+    std::get<0>(terms).sample(rng, z.momentum());
+    std::get<1>(terms).sample(rng, z.thermostat());
+    if (const Scalar t = this->recipe_.temperature(); t != Scalar(1)) {
+      const Scalar s = std::sqrt(t);
+      const Scalar a = this->params_.diffusion;
+      z.momentum() *= s;
+      z.thermostat()[0] = a + (z.thermostat()[0] - a) * s;
+    }
     return StatusCode::Ok;
   }
 };

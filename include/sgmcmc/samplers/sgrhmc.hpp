@@ -266,9 +266,10 @@ struct GSGRHMCParams {
 /// (PotentialMetricSqrtDivergence, from the step's gradient); Divergence = AutoGamma
 /// differentiates the model's potential instead (tested equal). The model's potential is the
 /// minibatch value Ũ matching the gradient; for AutoGamma it must be a template over the Eigen
-/// type of θ (or over the scalar: template <class T> T potential(const Vector<T, Dim>&) const). Integrator: ExplicitEuler (Algorithm 1, the default here) or KickDrift.
-/// A metric with D ≤ 0, floor ≤ 0 or a non-finite D, C or floor makes status() and every step
-/// InvalidParameter (PotentialMetric::valid, checked by the recipe at configuration).
+/// type of θ (or over the scalar: template <class T> T potential(const Vector<T, Dim>&) const).
+/// Integrator: ExplicitEuler (Algorithm 1, the default here) or KickDrift. A metric with D ≤ 0,
+/// floor ≤ 0 or a non-finite D, C or floor makes status() and every step InvalidParameter
+/// (PotentialMetric::valid, checked by the recipe at configuration).
 template <class Scalar, int Dim, class Divergence = PotentialMetricSqrtDivergence<Scalar>,
           class Integrator = ExplicitEuler>
 class GSGRHMC

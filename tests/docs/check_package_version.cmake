@@ -1,0 +1,40 @@
+# The installed package's version rule (SameMinorVersion, top-level CMakeLists.txt): loads the
+# generated sgmcmcConfigVersion.cmake as find_package does and checks which requests it accepts.
+# Run by ctest: cmake -DVERSION_FILE=... -DVERSION=<project version> -P check_package_version.cmake
+cmake_minimum_required(VERSION 3.20)
+string(REPLACE "." ";" have "${VERSION}")
+list(GET have 0 major)
+list(GET have 1 minor)
+math(EXPR next_minor "${minor} + 1")
+math(EXPR next_major "${major} + 1")
+# request -> expected PACKAGE_VERSION_COMPATIBLE
+set(cases "${major}.${minor}:TRUE" "${VERSION}:TRUE" "${major}.${next_minor}:FALSE"
+          "${next_major}.${minor}:FALSE")
+if(minor GREATER 0)
+  math(EXPR prev_minor "${minor} - 1")
+  list(APPEND cases "${major}.${prev_minor}:FALSE" "${major}.${prev_minor}.9:FALSE")
+endif()
+foreach(c ${cases})
+  string(REPLACE ":" ";" c "${c}")
+  list(GET c 0 request)
+  list(GET c 1 expected)
+  string(REPLACE "." ";" parts "${request}")
+  list(LENGTH parts PACKAGE_FIND_VERSION_COUNT)
+  list(APPEND parts 0 0)
+  list(GET parts 0 PACKAGE_FIND_VERSION_MAJOR)
+  list(GET parts 1 PACKAGE_FIND_VERSION_MINOR)
+  list(GET parts 2 PACKAGE_FIND_VERSION_PATCH)
+  set(PACKAGE_FIND_NAME sgmcmc)
+  set(PACKAGE_FIND_VERSION "${request}")
+  unset(PACKAGE_VERSION_COMPATIBLE)
+  include("${VERSION_FILE}")
+  if(NOT PACKAGE_VERSION STREQUAL VERSION)
+    message(FATAL_ERROR "package version ${PACKAGE_VERSION}, project version ${VERSION}")
+  endif()
+  if(NOT "${PACKAGE_VERSION_COMPATIBLE}" STREQUAL "${expected}")
+    message(FATAL_ERROR
+            "find_package(sgmcmc ${request}) against ${VERSION}: compatible "
+            "'${PACKAGE_VERSION_COMPATIBLE}', expected ${expected}")
+  endif()
+  message(STATUS "find_package(sgmcmc ${request}) against ${VERSION}: ${expected}")
+endforeach()
