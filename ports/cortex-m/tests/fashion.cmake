@@ -30,7 +30,7 @@ else()
   foreach(opt IN LISTS SGMCMC_OPT_LEVELS)
     target_include_directories(fashion_softmax_${opt} PRIVATE ${sgmcmc_features_dir})
     add_dependencies(fashion_softmax_${opt} fashion_features)
-    # About 10⁹ emulated instructions: 4–9 s under QEMU here, several times that on a busy machine.
+    # About 10⁹ emulated instructions: 4–9 s under QEMU here, up to a minute on a busy machine.
     set_tests_properties(fashion_softmax_${opt} PROPERTIES TIMEOUT 300)
   endforeach()
 endif()
