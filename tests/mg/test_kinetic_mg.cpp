@@ -4,6 +4,8 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "mg_support.hpp"
@@ -315,4 +317,132 @@ TEST_CASE_TEMPLATE("exact draws from exp(−K_c) (§3.2 accept step): KS against
     CHECK(ks < crit);
     CHECK(ks_control > crit);
   }
+}
+
+// ------------------------------------------------------------------------- rejection caps
+
+namespace {
+
+// A failed RNG: cycles through a fixed list of words, counting how many it gave.
+struct CyclingRng {
+  using result_type = std::uint64_t;
+  static constexpr result_type min() noexcept { return 0; }
+  static constexpr result_type max() noexcept { return ~result_type(0); }
+  std::vector<std::uint64_t> words;
+  long calls = 0;
+  result_type operator()() noexcept {
+    return words[static_cast<std::size_t>(calls++) % words.size()];
+  }
+};
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("MG draws report a reached rejection cap after a bounded number of words",
+                   Scalar, float, double) {
+  for (int a : {1, 2}) {
+    CAPTURE(a);
+    const SoftMonomialGammaKinetic<Scalar> k{a, Scalar(1), Scalar(5)};
+    // All-ones words give uniforms of almost 1, so the accept step rejects every proposal.
+    CyclingRng ones{{~std::uint64_t(0)}};
+    bool exhausted = false;
+    (void)k.sample1(ones, &exhausted);
+    CHECK(exhausted);
+    CHECK(ones.calls <= 4L * kMaxRejectionTries);
+    // The cap is the caller's: 3 proposals, at most 4 words each.
+    ones.calls = 0;
+    exhausted = false;
+    (void)k.sample1(ones, &exhausted, 3);
+    CHECK(exhausted);
+    CHECK(ones.calls <= 12);
+    exhausted = false;
+    CHECK(std::isnan(k.sample1(ones, &exhausted, 0)));
+    CHECK(exhausted);
+    // A vector draw says so and stops at the first failed coordinate.
+    ones.calls = 0;
+    Vector<Scalar, 3> v = Vector<Scalar, 3>::Zero();
+    CHECK_FALSE(k.sample(ones, v));
+    CHECK(ones.calls <= 4L * kMaxRejectionTries);
+    // An invalid mass is refused before any word is drawn (it used to burn the whole cap).
+    CyclingRng counted{{1, 2, 3}};
+    const SoftMonomialGammaKinetic<Scalar> bad{a, Scalar(-1), Scalar(5)};
+    exhausted = false;
+    CHECK(std::isnan(bad.sample1(counted, &exhausted)));
+    CHECK(exhausted);
+    CHECK(counted.calls == 0);
+  }
+  // Marsaglia–Tsang: words 0 and 2^63 alternate, so every normal is ≈ −8.6 (double) or −5.9
+  // (float) and 1 + x/√(9d) ≤ 0 for shape 3 (−1/c = −4.9): every proposal is rejected. It used
+  // to return the mode d with no report.
+  CyclingRng tail{{0, std::uint64_t(1) << 63}};
+  bool exhausted = false;
+  CHECK(std::isnan(gamma_variate<Scalar>(tail, Scalar(3), Scalar(1), &exhausted)));
+  CHECK(exhausted);
+  CHECK(tail.calls == 2L * kMaxRejectionTries);
+  tail.calls = 0;
+  exhausted = false;
+  CHECK(std::isnan(gamma_variate<Scalar>(tail, Scalar(3), Scalar(1), &exhausted, 5)));
+  CHECK(exhausted);
+  CHECK(tail.calls == 10);
+  const MonomialGammaKinetic<Scalar> mg{Scalar(3), Scalar(1)};
+  Vector<Scalar, 2> q = Vector<Scalar, 2>::Zero();
+  CHECK_FALSE(mg.sample(tail, q));
+  CHECK(std::isnan(q[0]));
+  exhausted = false;
+  CHECK(std::isnan(mg.sample1(tail, &exhausted, 7)));
+  CHECK(exhausted);
+  tail.calls = 0;
+  CHECK_FALSE(MonomialGammaKinetic<Scalar>{Scalar(3), Scalar(-1)}.sample(tail, q));
+  CHECK(tail.calls == 0);
+  // Invalid parameters: NaN without a word, and not reported as a reached cap.
+  tail.calls = 0;
+  exhausted = false;
+  CHECK(std::isnan(gamma_variate<Scalar>(tail, Scalar(0), Scalar(1), &exhausted)));
+  CHECK(std::isnan(gamma_variate<Scalar>(tail, Scalar(3), Scalar(1), &exhausted, 0)));
+  CHECK_FALSE(exhausted);
+  CHECK(tail.calls == 0);
+}
+
+TEST_CASE("with a good RNG the caps hold as documented, and a too-small cap is reported") {
+  // One proposal per draw (max_tries = 1) measures the per-proposal accept rate q. The documented
+  // bounds: q ≥ 0.95 for Marsaglia–Tsang, q ≥ accept_floor() for the exp(−K_c) accept step. With
+  // n = 40000 the rate's standard error is ≤ 0.0025; the margin of 4 of them keeps a true q on the
+  // bound from failing by chance (p ≈ 3e−5).
+  const int n = 40000;
+  host::Rng rng(31);
+  for (const double shape : {0.3, 1.001, 1.5, 3.0, 10.0}) {
+    int accepted = 0;
+    for (int i = 0; i < n; ++i) {
+      bool exhausted = false;
+      (void)gamma_variate<double>(rng, shape, 1.0, &exhausted, 1);
+      accepted += exhausted ? 0 : 1;
+    }
+    const double q = double(accepted) / n;
+    CAPTURE(shape);
+    CHECK(q > 0.95 - 4 * std::sqrt(0.05 * 0.95 / n));
+    CHECK(q < 1.0);  // a proposal can be rejected: the cap is reachable
+  }
+  for (const auto& kc : {std::pair<int, double>{1, 0.7}, {1, 5.0}, {2, 0.7}, {2, 3.0}}) {
+    const SoftMonomialGammaKinetic<double> k{kc.first, 1.3, kc.second};
+    int accepted = 0;
+    for (int i = 0; i < n; ++i) {
+      bool exhausted = false;
+      (void)k.sample1(rng, &exhausted, 1);
+      accepted += exhausted ? 0 : 1;
+    }
+    const double q = double(accepted) / n;
+    const double floor = k.accept_floor();
+    CAPTURE(kc.first);
+    CAPTURE(kc.second);
+    CHECK(q > floor - 4 * std::sqrt(floor * (1 - floor) / n));
+    // With the default cap, no draw fails (each fails with probability < 2^-64 here).
+    bool exhausted = false;
+    for (int i = 0; i < 2000; ++i) (void)k.sample1(rng, &exhausted);
+    CHECK_FALSE(exhausted);
+  }
+  // A very soft K_c (c = 0.05, a = 2: q ≈ e^{−40}) with 8 proposals fails on a good RNG, and says
+  // so; the KS tests above cover the accepted draws' law.
+  const SoftMonomialGammaKinetic<double> soft{2, 1.0, 0.05};
+  bool exhausted = false;
+  (void)soft.sample1(rng, &exhausted, 8);
+  CHECK(exhausted);
 }

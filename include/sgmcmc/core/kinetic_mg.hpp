@@ -7,28 +7,39 @@
 #include <cstdint>
 #include <limits>
 
+#include "sgmcmc/core/math.hpp"
 #include "sgmcmc/core/noise.hpp"
 #include "sgmcmc/core/types.hpp"
 #include "sgmcmc/port/rng.hpp"
 
 namespace sgmcmc {
 
-/// Upper bound on the proposals of every rejection loop in this header (Marsaglia–Tsang, the
-/// exp(−K_c) accept step). It bounds a draw's time; the chance of reaching it is below
-/// (1 − q)^1024 with q the loop's acceptance rate (q ≥ 0.95 for Marsaglia–Tsang with shape ≥ 1,
-/// q ≥ 2^{−2/c} or e^{−2/c} for the accept step), i.e. never in practice for c ≥ 1.
+/// Default cap on the proposals of every rejection loop in this header (Marsaglia–Tsang, the
+/// exp(−K_c) accept step); the single draws take it as their max_tries parameter. It bounds a
+/// draw's time. With a good RNG a loop whose proposals are accepted with probability at least q
+/// reaches the cap with probability at most (1 − q)^max_tries:
+///   * Marsaglia–Tsang, any shape: q ≥ 0.95 (their efficiency bound for shape ≥ 1; shapes < 1 run
+///     it at shape + 1), so (0.05)^1024 < 1e−1332;
+///   * the exp(−K_c) accept step: q ≥ SoftMonomialGammaKinetic::accept_floor() (2^{−2/c} for
+///     a = 1, e^{−2/c} for a = 2); (1 − q)^1024 < 2^−64 needs c ≥ 0.44 (a = 1) or c ≥ 0.64
+///     (a = 2), e.g. < 1e−493 at c = 5. For a softer c pass max_tries ≥ 44.4 / q to sample1.
+/// Reaching the cap is reported (a draw's *exhausted flag, false from sample(), CapReached from
+/// the samplers): with the default and c ≥ 0.64 it means a failed RNG.
 inline constexpr int kMaxRejectionTries = 1024;
 
 /// One Gamma(shape, scale) variate (density ∝ x^{shape−1} e^{−x/scale}).
 /// shape = 1 (exponential) and shape = 2 (sum of two exponentials) use closed forms of one or
-/// two uniforms (bounded time); other shapes use Marsaglia & Tsang (2000), with the boost
-/// G(a) = G(a + 1) U^{1/a} for a < 1. Returns NaN for shape or scale not finite and > 0.
+/// two uniforms (bounded time); other shapes use Marsaglia & Tsang (2000), at most max_tries
+/// proposals (two RNG words each), with the boost G(a) = G(a + 1) U^{1/a} for a < 1. Returns NaN
+/// for shape or scale not finite and > 0 or max_tries < 1 (no word drawn), and NaN with
+/// *exhausted set to true (when given) if every proposal was rejected.
 template <class Scalar, class Rng>
-Scalar gamma_variate(Rng& rng, Scalar shape, Scalar scale) noexcept {
+Scalar gamma_variate(Rng& rng, Scalar shape, Scalar scale, bool* exhausted = nullptr,
+                     int max_tries = kMaxRejectionTries) noexcept {
   check_rng<Rng>();
   using std::log;
   if (!(shape > Scalar(0)) || !(scale > Scalar(0)) || !std::isfinite(shape) ||
-      !std::isfinite(scale)) {
+      !std::isfinite(scale) || max_tries < 1) {
     return std::numeric_limits<Scalar>::quiet_NaN();
   }
   if (shape == Scalar(1)) return -scale * log(uniform_open01<Scalar>(rng));
@@ -41,20 +52,20 @@ Scalar gamma_variate(Rng& rng, Scalar shape, Scalar scale) noexcept {
   const Scalar a = boost ? shape + Scalar(1) : shape;
   const Scalar d = a - Scalar(1) / Scalar(3);
   const Scalar c = Scalar(1) / std::sqrt(Scalar(9) * d);
-  Scalar g = d;  // the mode region; returned only if every proposal is rejected
-  for (int t = 0; t < kMaxRejectionTries; ++t) {
+  for (int t = 0; t < max_tries; ++t) {
     const Scalar x = normal<Scalar>(rng);
     const Scalar w = Scalar(1) + c * x;
     if (!(w > Scalar(0))) continue;
     const Scalar v = w * w * w;
     const Scalar lu = log(uniform_open01<Scalar>(rng));
     if (lu < Scalar(0.5) * x * x + d - d * v + d * log(v)) {
-      g = d * v;
-      break;
+      Scalar g = d * v;
+      if (boost) g *= std::pow(uniform_open01<Scalar>(rng), Scalar(1) / shape);
+      return scale * g;
     }
   }
-  if (boost) g *= std::pow(uniform_open01<Scalar>(rng), Scalar(1) / shape);
-  return scale * g;
+  if (exhausted) *exhausted = true;
+  return std::numeric_limits<Scalar>::quiet_NaN();
 }
 
 /// A random sign ±1 from the top bit of one word.
@@ -62,6 +73,18 @@ template <class Scalar, class Rng>
 Scalar random_sign(Rng& rng) noexcept {
   check_rng<Rng>();
   return (rng() >> 63) != 0 ? Scalar(1) : Scalar(-1);
+}
+
+/// Fills p[0, n) with kinetic.sample1(rng, &failed) draws, coordinate 0 first, and stops at the
+/// first failed one (NaN, at most n·kMaxRejectionTries proposals in all). True iff all succeeded.
+template <class Kinetic, class Rng, class Scalar>
+bool sample_each(const Kinetic& kinetic, Rng& rng, Scalar* p, Index n) noexcept {
+  for (Index i = 0; i < n; ++i) {
+    bool failed = false;
+    p[i] = kinetic.sample1(rng, &failed);
+    if (failed) return false;
+  }
+  return true;
 }
 
 /// The monomial-gamma kinetic K(p; m, a) = Σ_i |p_i|^{1/a} / m (MATH.md §3.1), any a > 0,
@@ -108,17 +131,28 @@ struct MonomialGammaKinetic {
     const MonomialGammaKinetic k = *this;
     return p.derived().unaryExpr([k](Scalar v) { return k.gradient1(v); });
   }
-  /// One exact draw: |p| = G^a, G ~ Gamma(a, m), random sign (MATH.md §3.1).
+  /// One exact draw: |p| = G^a, G ~ Gamma(a, m), random sign (MATH.md §3.1), at most max_tries
+  /// Marsaglia–Tsang proposals. NaN, and *exhausted (when given) set to true, if a or m is
+  /// invalid or max_tries < 1 (no word drawn) or the cap was reached.
   template <class Rng>
-  Scalar sample1(Rng& rng) const noexcept {
-    const Scalar g = gamma_variate<Scalar>(rng, shape, mass);
+  Scalar sample1(Rng& rng, bool* exhausted = nullptr,
+                 int max_tries = kMaxRejectionTries) const noexcept {
+    bool capped = !valid() || max_tries < 1;
+    const Scalar g = capped ? std::numeric_limits<Scalar>::quiet_NaN()
+                            : gamma_variate<Scalar>(rng, shape, mass, &capped, max_tries);
+    if (capped) {
+      if (exhausted) *exhausted = true;
+      return g;
+    }
     const Scalar q = shape == Scalar(1) ? g : (shape == Scalar(2) ? g * g : std::pow(g, shape));
     return random_sign<Scalar>(rng) * q;
   }
-  /// p_i ~ exp(−K) independently.
-  template <class Rng, int N>
-  void sample(Rng& rng, Vector<Scalar, N>& p) const noexcept {
-    for (Index i = 0; i < N; ++i) p[i] = sample1(rng);
+  /// p_i ~ exp(−K) independently for every coordinate of p (a vector or map). Returns false if
+  /// some draw failed (a, m invalid, or a draw reached the cap): that coordinate is then NaN and
+  /// the draws stop there.
+  template <class Rng, class X>
+  bool sample(Rng& rng, X&& p) const noexcept {
+    return sample_each(*this, rng, p.data(), p.size());
   }
 };
 
@@ -158,10 +192,10 @@ struct SoftMonomialGammaKinetic {
     const Scalar c = softness;
     if (shape == 1) {
       const Scalar q = std::abs(p) / mass;
-      return q + (Scalar(2) / c) * std::log1p(std::exp(-c * q));
+      return q + (Scalar(2) / c) * detail::log1p(detail::exp(-c * q));
     }
     const Scalar u = std::sqrt(std::abs(p)) / mass;
-    const Scalar e = std::exp(-c * u);
+    const Scalar e = detail::exp(-c * u);
     return u + (Scalar(4) / c) * e / (Scalar(1) + e);
   }
 
@@ -169,10 +203,10 @@ struct SoftMonomialGammaKinetic {
   Scalar gradient1(Scalar p) const noexcept {
     const Scalar c = softness;
     const Scalar m = mass;
-    if (shape == 1) return std::tanh(c * p / (Scalar(2) * m)) / m;
+    if (shape == 1) return detail::tanh(c * p / (Scalar(2) * m)) / m;
     const Scalar x = c * std::sqrt(std::abs(p)) / (Scalar(2) * m);
     if (x == Scalar(0)) return Scalar(0);
-    const Scalar psi = std::tanh(x);
+    const Scalar psi = detail::tanh(x);
     const Scalar g = psi * (psi / x) * c / (Scalar(4) * m * m);
     return p > Scalar(0) ? g : -g;
   }
@@ -183,14 +217,14 @@ struct SoftMonomialGammaKinetic {
     const Scalar c = softness;
     const Scalar m = mass;
     if (shape == 1) {
-      const Scalar e = std::exp(-c * std::abs(p) / m);  // sech²(y) = 4e^{−2|y|}/(1 + e^{−2|y|})²
+      const Scalar e = detail::exp(-c * std::abs(p) / m);  // sech²(y) = 4e^{−2|y|}/(1 + e^{−2|y|})²
       const Scalar d = Scalar(1) + e;
       return (c / (Scalar(2) * m * m)) * Scalar(4) * e / (d * d);
     }
     Scalar x = c * std::sqrt(std::abs(p)) / (Scalar(2) * m);
     if (x < kCurvatureFloor) x = kCurvatureFloor;
-    const Scalar t = std::tanh(x);
-    const Scalar e = std::exp(Scalar(-2) * x);
+    const Scalar t = detail::tanh(x);
+    const Scalar e = detail::exp(Scalar(-2) * x);
     const Scalar d = Scalar(1) + e;
     const Scalar sech2 = Scalar(4) * e / (d * d);
     const Scalar m2 = m * m;
@@ -208,8 +242,8 @@ struct SoftMonomialGammaKinetic {
   Scalar log_accept(Scalar gm) const noexcept {
     const Scalar c = softness;
     const Scalar q = gm / mass;
-    if (shape == 1) return -(Scalar(2) / c) * std::log1p(std::exp(-c * q));
-    const Scalar e = std::exp(-c * q);
+    if (shape == 1) return -(Scalar(2) / c) * detail::log1p(detail::exp(-c * q));
+    const Scalar e = detail::exp(-c * q);
     return -(Scalar(4) / c) * e / (Scalar(1) + e);
   }
 
@@ -242,29 +276,40 @@ struct SoftMonomialGammaKinetic {
   /// The unsoftened kinetic with the same a and m: the proposal of the exact draw.
   MonomialGammaKinetic<Scalar> unsoftened() const noexcept { return {Scalar(shape), mass}; }
 
+  /// Lower bound q on the accept probability of each proposal of the exact draw (sample1):
+  /// 2^{−2/c} for a = 1, e^{−2/c} for a = 2 (from 0 < K_c − K ≤ 2 ln2/c, 2/c). A draw fails with
+  /// probability at most (1 − q)^max_tries; max_tries ≥ 44.4 / q keeps that below 2^−64.
+  Scalar accept_floor() const noexcept {
+    const Scalar two_over_c = Scalar(2) / softness;
+    return shape == 1 ? std::exp2(-two_over_c) : std::exp(-two_over_c);
+  }
+
   /// One exact draw from exp(−K_c) (MATH.md §3.2): propose p from exp(−K) (|p| = G^a,
-  /// G ~ Gamma(a, m), random sign) and accept with probability exp(K(p) − K_c(p)), which is
-  /// ≥ 2^{−2/c} (a = 1) or ≥ e^{−2/c} (a = 2). At most kMaxRejectionTries proposals: if all are
-  /// rejected the last one is returned and *exhausted is set (probability < (1 − q)^1024).
+  /// G ~ Gamma(a, m), random sign) and accept with probability exp(K(p) − K_c(p)) ≥
+  /// accept_floor(), at most max_tries proposals. If all are rejected (with a good RNG:
+  /// probability ≤ (1 − accept_floor())^max_tries, see kMaxRejectionTries; an all-ones RNG, whose
+  /// uniforms are ≈ 1, rejects every proposal) the last proposal is returned and *exhausted is
+  /// set. For an invalid kinetic or max_tries < 1: NaN and *exhausted set, no word drawn.
   template <class Rng>
-  Scalar sample1(Rng& rng, bool* exhausted = nullptr) const noexcept {
-    Scalar p(0);
-    for (int t = 0; t < kMaxRejectionTries; ++t) {
-      const Scalar g = gamma_variate<Scalar>(rng, Scalar(shape), mass);
-      p = random_sign<Scalar>(rng) * (shape == 1 ? g : g * g);
-      if (std::log(uniform_open01<Scalar>(rng)) < log_accept(g)) return p;
+  Scalar sample1(Rng& rng, bool* exhausted = nullptr,
+                 int max_tries = kMaxRejectionTries) const noexcept {
+    Scalar p = std::numeric_limits<Scalar>::quiet_NaN();
+    if (valid() && max_tries >= 1) {
+      for (int t = 0; t < max_tries; ++t) {
+        const Scalar g = gamma_variate<Scalar>(rng, Scalar(shape), mass);
+        p = random_sign<Scalar>(rng) * (shape == 1 ? g : g * g);
+        if (detail::log(uniform_open01<Scalar>(rng)) < log_accept(g)) return p;
+      }
     }
     if (exhausted) *exhausted = true;
     return p;
   }
   /// p_i ~ exp(−K_c) independently for n scalars at p (the energy-term contract used by momentum
-  /// refreshes). Returns false if some draw reached the rejection cap (its value is then the last
-  /// proposal, not an exact draw).
+  /// refreshes). Returns false if some draw failed (reached the rejection cap: its value is then
+  /// the last proposal, not an exact draw; the draws stop there).
   template <class Rng>
   bool sample(Rng& rng, Scalar* p, Index n) const noexcept {
-    bool exhausted = false;
-    for (Index i = 0; i < n; ++i) p[i] = sample1(rng, &exhausted);
-    return !exhausted;
+    return sample_each(*this, rng, p, n);
   }
   template <class Rng, class X>
   bool sample(Rng& rng, X&& p) const noexcept {

@@ -163,7 +163,8 @@ int main() {
   // Negative control: the same chain on a uniformly random permutation of the labels.
   sgmcmc::cortex_m::Rng shuffle(7);
   for (std::uint32_t i = fashion_data::kTrain; i > 1; --i) {
-    const std::uint32_t j = sgmcmc::uniform_below(shuffle, i);
+    std::uint32_t j = 0;
+    SGMCMC_CHECK(sgmcmc::uniform_below(shuffle, i, j) == sgmcmc::StatusCode::Ok);
     const std::uint8_t tmp = g_labels[i - 1];
     g_labels[i - 1] = g_labels[j];
     g_labels[j] = tmp;

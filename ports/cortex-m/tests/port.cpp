@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // On-target checks of the Cortex-M port: RNG and clock contracts, known-answer RNG words,
-// normal-fill moments in float, SysTick/icount calibration and the painted-stack report.
+// normal-fill moments in float (the port's own branch-free fill), SysTick/icount calibration and
+// the painted-stack report. tests/normal.cpp tests the fill in depth.
 #include <cstdint>
 
 #include "sgmcmc/core/noise.hpp"
@@ -24,7 +25,8 @@ namespace {
 static_assert(sgmcmc::is_rng_v<Rng>);
 static_assert(sgmcmc::is_clock_v<Clock>);
 static_assert(Rng::min() == 0u && Rng::max() == ~std::uint64_t(0));
-static_assert(!sgmcmc::HasFillNormal<Rng, float>::value, "uses the portable transform");
+static_assert(sgmcmc::HasFillNormal<Rng, float>::value, "the port's own normal fill");
+static_assert(sgmcmc::HasFillNormal<Rng, double>::value, "the port's own normal fill");
 static_assert(Clock::ticks_per_second() == 25000000u);
 
 // Known answers: xoshiro256++ seeded by four SplitMix64 outputs of 42, streams by the published
@@ -73,8 +75,9 @@ void check_rng() {
   SGMCMC_CHECK(open);
 }
 
-// Moments of N float standard normals from sgmcmc::fill_normal over the port RNG (fills of 8
-// and of 3, so the odd tail of the Box-Muller pairs is exercised too), accumulated in double.
+// Moments of N float standard normals from sgmcmc::fill_normal over the port RNG, i.e. the
+// port's Rng::fill_normal (fills of 8 and of 3, so the dropped half of the last Box-Muller pair
+// is exercised too), accumulated in double.
 // Tolerance = 5 standard errors of each estimator under N(0,1):
 //   mean: sqrt(1/N); E x^2: sqrt(2/N); E x^3: sqrt(15/N); E x^4: sqrt(96/N);
 //   P(|x| > 2) = 0.0455003: sqrt(p(1-p)/N).

@@ -4,6 +4,7 @@
 // d = SGMCMC_PROBE_DIM, float; prints stack and ticks per step.
 #include <cstdint>
 
+#include "probe_models.hpp"
 #include "sgmcmc/cortex_m/clock.hpp"
 #include "sgmcmc/cortex_m/console.hpp"
 #include "sgmcmc/cortex_m/rng.hpp"
@@ -27,32 +28,8 @@ constexpr int kDim = SGMCMC_PROBE_DIM;
 constexpr long kSteps = 1000;
 using Vec = sgmcmc::Vector<float, kDim>;
 
-/// U = θᵀθ/2: the cheapest gradient, so the figures are the sampler's own cost. Written against
-/// the model concept (core/model.hpp): templates over the Eigen types the engine passes (maps of
-/// the state's memory), and over the scalar, so that gSGRHMC's metric (which reads Ũ) can
-/// differentiate the potential.
-struct Isotropic {
-  template <class Theta, class Grad>
-  void gradient(const Theta& th, Grad& g) const noexcept {
-    g = th;
-  }
-  template <class Theta>
-  typename Theta::Scalar potential(const Theta& th) const noexcept {
-    using T = typename Theta::Scalar;
-    return T(0.5f) * th.squaredNorm();
-  }
-};
-
-/// Separable diagonal G⁻¹(θ)_i = 0.5 + 1/(1 + θ_i²): Γ by AD in one direction.
-struct SeparableInverse {
-  template <class T, int N>
-  sgmcmc::Vector<T, N> operator()(const sgmcmc::Vector<T, N>& th) const noexcept {
-    sgmcmc::Vector<T, N> g;
-    for (int i = 0; i < N; ++i) g[i] = T(0.5f) + T(1.0f) / (T(1.0f) + th[i] * th[i]);
-    return g;
-  }
-};
-using SeparableMetric = sgmcmc::InverseMetric<sgmcmc::DiagonalShape, SeparableInverse, true>;
+using fw::Isotropic;
+using fw::SeparableMetric;
 
 #if defined(SGMCMC_PROBE_SGLD)
 using Sampler = sgmcmc::SGLD<float, kDim>;

@@ -2,8 +2,11 @@
 // Cortex-M RNG port: xoshiro256++ over 64-bit words, seeded by SplitMix64 or the board hook.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
+#include "sgmcmc/core/math.hpp"
 #include "sgmcmc/cortex_m/board.hpp"
 #include "sgmcmc/port/rng.hpp"
 
@@ -14,7 +17,8 @@ namespace sgmcmc::cortex_m {
 /// costs about 30 32-bit ALU instructions. Seeding and streams follow the host port
 /// (sgmcmc::host::Rng): the base state is four SplitMix64 outputs of the seed and stream k
 /// starts k jumps of 2^128 words later, so both ports give the same 64-bit word stream for the
-/// same (seed, stream). No fill_normal: the core's portable Box-Muller transform is used.
+/// same (seed, stream). fill_normal is branch-free Box-Muller (sgmcmc::detail::normal_pair): no
+/// libm call, a constant instruction count per call for a given n and Scalar, whatever the bits.
 class Rng {
  public:
   using result_type = std::uint64_t;
@@ -49,6 +53,36 @@ class Rng {
     return result;
   }
 
+  /// Writes n independent N(0, 1) draws to out[0 .. n-1]. float: one word per pair (a 32-bit
+  /// half for the radius, one for the angle; |z| <= 6.56), with a constant instruction count on
+  /// a Cortex-M4F (VSQRT, polynomial log and sin/cos, no branch; measured by scripts/cm4-count).
+  /// double: two words per pair (|z| <= 8.58), errno-free but software floating point on an M4F,
+  /// so not constant-time there. Each call uses ceil(n / 2) pairs and drops the second value of
+  /// the last pair when n is odd: no draw is cached between calls, so a call's cost depends only
+  /// on n, and its values on the generator state and n. Same seed, same values: bit-identical
+  /// at -O2 and -Os on the M4F and in an x86-64 build that contracts to FMA (tests/normal.cpp);
+  /// without FMA contraction a few last bits differ.
+  template <
+      class Scalar,
+      std::enable_if_t<std::is_same_v<Scalar, float> || std::is_same_v<Scalar, double>, int> = 0>
+  void fill_normal(Scalar* out, std::size_t n) noexcept {
+    std::size_t i = 0;
+    for (; i + 1 < n; i += 2) pair(out[i], out[i + 1]);
+    if (i < n) {
+      Scalar unused;
+      pair(out[i], unused);
+    }
+  }
+
+  /// Fills a fixed-size vector: the same values as fill_normal(out.data(), N).
+  template <
+      class Scalar, int N,
+      std::enable_if_t<std::is_same_v<Scalar, float> || std::is_same_v<Scalar, double>, int> = 0>
+  void fill_normal(Eigen::Matrix<Scalar, N, 1>& out) noexcept {
+    static_assert(N >= 1, "sgmcmc::cortex_m::Rng::fill_normal needs a fixed size N >= 1");
+    fill_normal(out.data(), static_cast<std::size_t>(N));
+  }
+
   /// Advances by 2^128 words: Rng(seed, k) followed by jump() equals Rng(seed, k + 1).
   constexpr void jump() noexcept {
     // The jump polynomial published with xoshiro256; the state is linear over GF(2), so the
@@ -74,6 +108,17 @@ class Rng {
   friend constexpr bool operator!=(const Rng& a, const Rng& b) noexcept { return !(a == b); }
 
  private:
+  /// One Box-Muller pair: float from one word, double from two.
+  void pair(float& z0, float& z1) noexcept {
+    const std::uint64_t w = (*this)();
+    detail::normal_pair(static_cast<std::uint32_t>(w), static_cast<std::uint32_t>(w >> 32), z0, z1);
+  }
+  void pair(double& z0, double& z1) noexcept {
+    const std::uint64_t w1 = (*this)();
+    const std::uint64_t w2 = (*this)();
+    detail::normal_pair(w1, w2, z0, z1);
+  }
+
   static constexpr std::uint64_t rotl(std::uint64_t x, int k) noexcept {
     return (x << k) | (x >> (64 - k));
   }
