@@ -12,6 +12,8 @@
 #include <unordered_set>
 #include <utility>
 
+#include <sys/stat.h>  // fstat: a regular file's size before reading it (POSIX)
+
 namespace sgmcmc::data {
 namespace {
 
@@ -85,111 +87,144 @@ std::size_t Dataset::count_label(int label) const noexcept {
   return static_cast<std::size_t>(std::count(y.begin(), y.end(), label));
 }
 
-LoadResult parse_csv(std::string_view text, std::string_view name) {
-  if (text.empty()) return failure(name, 1, 1, "empty file (expected a header row)");
+CsvParser::CsvParser(std::string_view name) : name_(name) {}
 
-  Dataset d;
-  std::size_t n_fields = 0;  // per line, label included
-  std::size_t line_no = 0;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    ++line_no;
-    const std::size_t nl = text.find('\n', pos);
-    const std::size_t end = nl == std::string_view::npos ? text.size() : nl;
-    std::string_view line = text.substr(pos, end - pos);
-    pos = nl == std::string_view::npos ? text.size() : nl + 1;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);  // accept "\r\n"
+bool CsvParser::fail(std::size_t column, const std::string& what) {
+  result_ = failure(name_, line_no_, column, what);
+  failed_ = true;
+  data_ = Dataset();
+  pending_.clear();
+  return false;
+}
 
-    if (line.size() > kMaxLineBytes) {
-      const std::size_t column = count_fields(line.substr(0, kMaxLineBytes + 1));
-      return failure(name, line_no, column,
-                     "line longer than " + std::to_string(kMaxLineBytes) + " bytes");
+bool CsvParser::feed(std::string_view bytes) {
+  // An unfinished line of kMaxLineBytes + 2 bytes is too long whatever follows (one '\r' may
+  // still be dropped from it), and its first kMaxLineBytes + 1 bytes fix the error's column.
+  constexpr std::size_t kDecisive = kMaxLineBytes + 2;
+  if (failed_) return false;
+  any_bytes_ = any_bytes_ || !bytes.empty();
+  while (!bytes.empty()) {
+    const std::size_t nl = bytes.find('\n');
+    const std::string_view piece = bytes.substr(0, nl);
+    if (nl == std::string_view::npos) {
+      pending_.append(piece.substr(0, kDecisive - pending_.size()));
+      return pending_.size() < kDecisive || take(pending_);
     }
-    if (line.empty()) return failure(name, line_no, 1, "empty line");
-
-    if (line_no == 1) {  // header
-      n_fields = count_fields(line);
-      std::unordered_set<std::string_view> seen;
-      std::string error;
-      std::size_t error_column = 0;
-      for_each_field(line, [&](std::size_t c, std::string_view field) {
-        if (field.empty()) {
-          error = "empty column name";
-        } else if (!is_valid_name(field)) {
-          error = "column name " + quoted(field) +
-                  " is not a name [A-Za-z_][A-Za-z0-9_.-]* (missing header row?)";
-        } else if (!seen.insert(field).second) {
-          error = "duplicate column name " + quoted(field);
-        }
-        error_column = c + 1;
-        return error.empty();
-      });
-      if (!error.empty()) return failure(name, 1, error_column, error);
-      const std::size_t last = line.rfind(',');
-      const std::string_view label = last == std::string_view::npos ? line : line.substr(last + 1);
-      if (label != "y") {
-        return failure(name, 1, n_fields,
-                       "last column is " + quoted(label) + ", expected the label column 'y'");
-      }
-      if (n_fields < 2) return failure(name, 1, 1, "no feature columns before the label 'y'");
-      d.cols = n_fields - 1;
-      for_each_field(line, [&](std::size_t c, std::string_view field) {
-        if (c < d.cols) d.header.emplace_back(field);
-        return true;
-      });
-      continue;
+    bytes.remove_prefix(nl + 1);
+    if (pending_.empty()) {
+      if (!take(piece)) return false;
+    } else {
+      pending_.append(piece.substr(0, kDecisive - pending_.size()));
+      if (!take(pending_)) return false;
+      pending_.clear();
     }
+  }
+  return true;
+}
 
-    const std::size_t found = count_fields(line);
-    if (found != n_fields) {
-      if (found > n_fields) {
-        return failure(name, line_no, n_fields + 1,
-                       "too many fields: expected " + std::to_string(n_fields) + ", found " +
-                           std::to_string(found));
-      }
-      return failure(name, line_no, found + 1,
-                     "too few fields: expected " + std::to_string(n_fields) + ", found " +
-                         std::to_string(found) +
-                         (found + 1 == n_fields ? " (missing label?)" : ""));
-    }
+LoadResult CsvParser::finish() {
+  if (failed_) return std::move(result_);
+  if (!any_bytes_) return failure(name_, 1, 1, "empty file (expected a header row)");
+  if (!pending_.empty() && !take(pending_)) return std::move(result_);
+  pending_.clear();
+  if (data_.rows == 0) return failure(name_, line_no_ + 1, 1, "no data rows after the header");
+  LoadResult r;
+  r.ok = true;
+  r.data = std::move(data_);
+  return r;
+}
+
+bool CsvParser::take(std::string_view line) {
+  ++line_no_;
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);  // accept "\r\n"
+  Dataset& d = data_;
+
+  if (line.size() > kMaxLineBytes) {
+    return fail(count_fields(line.substr(0, kMaxLineBytes + 1)),
+                "line longer than " + std::to_string(kMaxLineBytes) + " bytes");
+  }
+  if (line.empty()) return fail(1, "empty line");
+
+  if (line_no_ == 1) {  // header
+    n_fields_ = count_fields(line);
+    std::unordered_set<std::string_view> seen;
     std::string error;
     std::size_t error_column = 0;
     for_each_field(line, [&](std::size_t c, std::string_view field) {
-      error_column = c + 1;
       if (field.empty()) {
-        error = "empty field";
-      } else if (c == d.cols) {
-        if (field == "0" || field == "1") {
-          d.y.push_back(field[0] - '0');
-        } else {
-          error = "label " + quoted(field) + " is not 0 or 1";
-        }
-      } else {
-        double v = 0;
-        const char* first = field.data();
-        const char* last = first + field.size();
-        const auto [ptr, ec] = std::from_chars(first, last, v);
-        if (ec == std::errc::result_out_of_range) {
-          error = "field " + quoted(field) + " is out of the range of double";
-        } else if (ec != std::errc() || ptr != last) {
-          error = "field " + quoted(field) + " is not a number";
-        } else if (!std::isfinite(v)) {
-          error = "field " + quoted(field) + " is not finite";
-        } else {
-          d.x.push_back(v);
-        }
+        error = "empty column name";
+      } else if (!is_valid_name(field)) {
+        error = "column name " + quoted(field) +
+                " is not a name [A-Za-z_][A-Za-z0-9_.-]* (missing header row?)";
+      } else if (!seen.insert(field).second) {
+        error = "duplicate column name " + quoted(field);
       }
+      error_column = c + 1;
       return error.empty();
     });
-    if (!error.empty()) return failure(name, line_no, error_column, error);
-    ++d.rows;
+    if (!error.empty()) return fail(error_column, error);
+    const std::size_t last = line.rfind(',');
+    const std::string_view label = last == std::string_view::npos ? line : line.substr(last + 1);
+    if (label != "y") {
+      return fail(n_fields_, "last column is " + quoted(label) + ", expected the label column 'y'");
+    }
+    if (n_fields_ < 2) return fail(1, "no feature columns before the label 'y'");
+    d.cols = n_fields_ - 1;
+    for_each_field(line, [&](std::size_t c, std::string_view field) {
+      if (c < d.cols) d.header.emplace_back(field);
+      return true;
+    });
+    return true;
   }
-  if (d.rows == 0) return failure(name, line_no + 1, 1, "no data rows after the header");
 
-  LoadResult r;
-  r.ok = true;
-  r.data = std::move(d);
-  return r;
+  const std::size_t found = count_fields(line);
+  if (found != n_fields_) {
+    if (found > n_fields_) {
+      return fail(n_fields_ + 1, "too many fields: expected " + std::to_string(n_fields_) +
+                                     ", found " + std::to_string(found));
+    }
+    return fail(found + 1, "too few fields: expected " + std::to_string(n_fields_) + ", found " +
+                               std::to_string(found) +
+                               (found + 1 == n_fields_ ? " (missing label?)" : ""));
+  }
+  std::string error;
+  std::size_t error_column = 0;
+  for_each_field(line, [&](std::size_t c, std::string_view field) {
+    error_column = c + 1;
+    if (field.empty()) {
+      error = "empty field";
+    } else if (c == d.cols) {
+      if (field == "0" || field == "1") {
+        d.y.push_back(field[0] - '0');
+      } else {
+        error = "label " + quoted(field) + " is not 0 or 1";
+      }
+    } else {
+      double v = 0;
+      const char* first = field.data();
+      const char* last = first + field.size();
+      const auto [ptr, ec] = std::from_chars(first, last, v);
+      if (ec == std::errc::result_out_of_range) {
+        error = "field " + quoted(field) + " is out of the range of double";
+      } else if (ec != std::errc() || ptr != last) {
+        error = "field " + quoted(field) + " is not a number";
+      } else if (!std::isfinite(v)) {
+        error = "field " + quoted(field) + " is not finite";
+      } else {
+        d.x.push_back(v);
+      }
+    }
+    return error.empty();
+  });
+  if (!error.empty()) return fail(error_column, error);
+  ++d.rows;
+  return true;
+}
+
+LoadResult parse_csv(std::string_view text, std::string_view name) {
+  CsvParser parser(name);
+  parser.feed(text);
+  return parser.finish();
 }
 
 LoadResult load_csv(const std::string& path) {
@@ -199,23 +234,30 @@ LoadResult load_csv(const std::string& path) {
                                     : std::string_view(path).substr(slash + 1);
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr) return failure(name, 0, 0, "cannot open " + path);
-  std::string text;
+  struct stat st {};
+  if (::fstat(::fileno(f), &st) == 0 && S_ISREG(st.st_mode) &&
+      std::uintmax_t(st.st_size) > kMaxFileBytes) {
+    std::fclose(f);
+    return failure(name, 0, 0, "file larger than 1 GiB");
+  }
+  CsvParser parser(name);
   char buffer[1 << 16];
+  std::size_t total = 0;  // also bounds a file that grows while it is read, and endless inputs
   bool too_big = false;
   for (;;) {
     const std::size_t got = std::fread(buffer, 1, sizeof buffer, f);
-    text.append(buffer, got);
-    if (text.size() > kMaxFileBytes) {
+    total += got;
+    if (total > kMaxFileBytes) {
       too_big = true;
       break;
     }
-    if (got < sizeof buffer) break;
+    if (!parser.feed(std::string_view(buffer, got)) || got < sizeof buffer) break;
   }
   const bool read_error = std::ferror(f) != 0;
   std::fclose(f);
   if (too_big) return failure(name, 0, 0, "file larger than 1 GiB");
   if (read_error) return failure(name, 0, 0, "read error on " + path);
-  return parse_csv(text, name);
+  return parser.finish();
 }
 
 PrepResult standardise_columns(Dataset& d, Standardisation* stats) {

@@ -19,7 +19,8 @@
 //   * a line holds at most kMaxLineBytes bytes (its end excluded).
 // Error messages read "<name>:<line>:<column>: <what>", line and column 1-based, the column
 // counting comma-separated fields. File-level errors of load_csv (cannot open, read error,
-// larger than 1 GiB) have no position: "<name>: <what>". On error the dataset is empty.
+// larger than 1 GiB) have no position: "<name>: <what>". On error the dataset is empty. Memory:
+// the data set plus one line; the text is never held whole.
 
 #include <cstddef>
 #include <cstdint>
@@ -57,7 +58,39 @@ struct LoadResult {
 /// Parses CSV text in the format above; `name` (usually the file name) prefixes error messages.
 LoadResult parse_csv(std::string_view text, std::string_view name);
 
-/// Reads the whole file at `path` and parses it; errors name the file's base name.
+/// The same parser, fed the text in pieces of any size: after feed(p1), feed(p2), ..., finish()
+/// returns exactly parse_csv(p1 + p2 + ..., name). It checks each line as soon as its end
+/// arrives and stops at the first error, and it keeps at most kMaxLineBytes + 2 bytes of an
+/// unfinished line (enough to decide that a longer one is too long), so its memory is the data
+/// set plus one line whatever the input.
+class CsvParser {
+ public:
+  /// `name` prefixes error messages (copied).
+  explicit CsvParser(std::string_view name);
+  /// Parses the lines that `bytes` completes and keeps an unfinished last line for later.
+  /// Returns false once an error has been found (later calls then do nothing).
+  bool feed(std::string_view bytes);
+  /// Ends the text (its last line needs no line end) and returns the result; call once.
+  LoadResult finish();
+
+ private:
+  bool take(std::string_view line);  // one line, its '\n' removed
+  bool fail(std::size_t column, const std::string& what);
+
+  std::string name_;
+  std::string pending_;  // an unfinished line, at most kMaxLineBytes + 2 bytes
+  Dataset data_;
+  std::size_t n_fields_ = 0;  // per line, label included
+  std::size_t line_no_ = 0;
+  bool any_bytes_ = false;
+  bool failed_ = false;
+  LoadResult result_;
+};
+
+/// Reads the file at `path` and parses it as it reads (CsvParser); errors name the file's base
+/// name. A regular file over 1 GiB is refused from its size before any byte is read; any other
+/// input (a pipe, a device) is refused once more than 1 GiB has been read; reading stops at the
+/// first error, e.g. an over-long line (so /dev/zero costs about 128 KiB of reading).
 LoadResult load_csv(const std::string& path);
 
 /// Outcome of a preprocessing step: on failure ok is false, error says why and the data set is

@@ -7,8 +7,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <string>
 #include <string_view>
+#include <system_error>
 
 #include "data/csv.hpp"
 
@@ -18,9 +22,37 @@ using sgmcmc::data::parse_csv;
 
 namespace {
 
+// CsvParser fed `text` in pieces of `size` bytes.
+LoadResult parse_in_pieces(std::string_view text, std::size_t size) {
+  sgmcmc::data::CsvParser parser("t.csv");
+  for (std::size_t at = 0; at < text.size(); at += size) parser.feed(text.substr(at, size));
+  return parser.finish();
+}
+
+// Two results are the same: outcome, message and every field of the data set.
+void check_same(const LoadResult& a, const LoadResult& b) {
+  CHECK(a.ok == b.ok);
+  CHECK(a.error == b.error);
+  CHECK(a.data.header == b.data.header);
+  CHECK(a.data.rows == b.data.rows);
+  CHECK(a.data.cols == b.data.cols);
+  CHECK(a.data.x == b.data.x);
+  CHECK(a.data.y == b.data.y);
+}
+
+// Feeding the text in pieces (one byte, a few bytes, the limit's neighbourhood) changes nothing.
+void check_pieces(std::string_view text, const LoadResult& whole) {
+  for (const std::size_t size :
+       {std::size_t(1), std::size_t(2), std::size_t(7), sgmcmc::data::kMaxLineBytes + 1}) {
+    CAPTURE(size);
+    check_same(parse_in_pieces(text, size), whole);
+  }
+}
+
 // A rejected input: ok false, nothing partial, and the message starts with the position.
 void expect_error(std::string_view text, std::string_view position, std::string_view what) {
   const LoadResult r = parse_csv(text, "t.csv");
+  check_pieces(text, r);
   INFO("input: ", std::string(text.substr(0, 80)));
   INFO("error: ", r.error);
   CHECK_FALSE(r.ok);
@@ -37,6 +69,43 @@ std::string data_path(const char* file) {
   return std::string(SGMCMC_DATA_DIR) + "/logreg/" + file;
 }
 
+// Bytes this process has read so far through read(2) and its relatives, from any file, page
+// cache or device (Linux: rchar in /proc/self/io); -1 when unavailable.
+long long bytes_read_so_far() {
+  std::FILE* f = std::fopen("/proc/self/io", "r");
+  if (f == nullptr) return -1;
+  char key[32];
+  long long value = 0;
+  long long rchar = -1;
+  while (std::fscanf(f, "%31s %lld", key, &value) == 2) {
+    if (std::strcmp(key, "rchar:") == 0) rchar = value;
+  }
+  std::fclose(f);
+  return rchar;
+}
+
+// A file in the test's build folder: `head` written, then extended with zero bytes (a sparse
+// hole, which costs no disk) to `size` bytes. Removed when the object goes out of scope.
+struct TempFile {
+  std::string path;
+  TempFile(const char* name, std::string_view head, std::uintmax_t size)
+      : path(std::string(SGMCMC_TEST_TMP_DIR) + "/" + name) {
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    REQUIRE(f != nullptr);
+    REQUIRE(std::fwrite(head.data(), 1, head.size(), f) == head.size());
+    REQUIRE(std::fclose(f) == 0);
+    std::error_code ec;
+    if (size > head.size()) std::filesystem::resize_file(path, size, ec);
+    REQUIRE_FALSE(ec);
+  }
+  ~TempFile() {
+    std::error_code ec;
+    std::filesystem::remove(path, ec);
+  }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+};
+
 }  // namespace
 
 TEST_CASE("a well-formed file parses, with or without a final line end and with CR-LF") {
@@ -45,6 +114,7 @@ TEST_CASE("a well-formed file parses, with or without a final line end and with 
     const LoadResult r = parse_csv(text, "t.csv");
     INFO(r.error);
     REQUIRE(r.ok);
+    check_pieces(text, r);
     CHECK(r.error.empty());
     CHECK(r.data.rows == 2);
     CHECK(r.data.cols == 2);
@@ -134,7 +204,31 @@ TEST_CASE("overlong lines are rejected at the field where the limit is crossed")
       1 + std::size_t(std::count(header.begin(), header.begin() + long(limit) + 1, ','));
   expect_error(header + "y\n", "1:" + std::to_string(crossing), "line longer than");
   // CR-LF: the '\r' is part of the line end, not of the limit.
-  CHECK(parse_csv("a,y\r\n" + std::string(limit - 2, '0') + ",0\r\n", "t.csv").ok);
+  const std::string crlf = "a,y\r\n" + std::string(limit - 2, '0') + ",0\r\n";
+  CHECK(parse_csv(crlf, "t.csv").ok);
+  check_pieces(crlf, parse_csv(crlf, "t.csv"));
+  const std::string cr_end = "a,y\r\n" + std::string(limit - 2, '0') + ",0\r";
+  CHECK(parse_csv(cr_end, "t.csv").ok);
+  check_pieces(cr_end, parse_csv(cr_end, "t.csv"));
+}
+
+TEST_CASE("CsvParser stops at the first error and keeps at most one line") {
+  sgmcmc::data::CsvParser parser("t.csv");
+  CHECK(parser.feed("a,y\n1,0\n"));
+  CHECK(parser.feed("1,"));
+  CHECK_FALSE(parser.feed("2\n0,1\n"));  // line 3: label '2'
+  CHECK_FALSE(parser.feed("anything"));  // nothing more is looked at
+  const LoadResult r = parser.finish();
+  CHECK_FALSE(r.ok);
+  CHECK(r.error == "t.csv:3:2: label '2' is not 0 or 1");
+  CHECK(r.data.rows == 0);
+  CHECK(r.data.x.empty());
+  // An unfinished line is refused as soon as it cannot fit, whatever would follow.
+  sgmcmc::data::CsvParser endless("t.csv");
+  CHECK(endless.feed("a,y\n"));
+  CHECK(endless.feed(std::string(sgmcmc::data::kMaxLineBytes + 1, '1')));
+  CHECK_FALSE(endless.feed("1"));
+  CHECK(endless.finish().error == "t.csv:2:1: line longer than 65536 bytes");
 }
 
 TEST_CASE("long field text is shortened in messages") {
@@ -148,6 +242,70 @@ TEST_CASE("load_csv names the file in errors and rejects a missing file") {
   CHECK_FALSE(r.ok);
   CHECK(r.error.rfind("no-such-file.csv: cannot open", 0) == 0);
   CHECK(r.data.rows == 0);
+}
+
+TEST_CASE("load_csv gives parse_csv's result, also for lines across its 64 KiB reads") {
+  // Rows of varying length over 300 KiB, then a CR-LF row of exactly the limit, at several
+  // offsets so that its end and its '\r' fall on both sides of a read boundary.
+  const std::size_t limit = sgmcmc::data::kMaxLineBytes;
+  for (const std::size_t shift : {0, 1, 2, 3, 40}) {
+    std::string text = "a,b,y\r\n";
+    for (int i = 0; text.size() < 300000 + shift; ++i) {
+      text += std::to_string(i) + "," + std::string(std::size_t(1 + i % 97), '7') + "," +
+              std::to_string(i % 2) + "\r\n";
+    }
+    text += "1," + std::string(limit - 4, '0') + ",0\r\n";
+    for (const std::string tail : {"", "2,3,1", "2,3,1\r", "2,3\n", "\n"}) {
+      CAPTURE(shift);
+      CAPTURE(tail);
+      const std::string all = text + tail;
+      const TempFile file("t.csv", all, all.size());
+      const LoadResult r = sgmcmc::data::load_csv(file.path);
+      check_same(r, parse_csv(all, "t.csv"));
+      INFO(r.error);
+      CHECK(r.ok == (tail.find('\n') == std::string::npos));
+    }
+  }
+}
+
+// The loader's memory and reading are bounded by the 1 GiB and 64 KiB limits, not by the input:
+// it used to read a whole over-limit file (2.1 GB peak RSS on a 1.1 GB file or /dev/zero) and
+// a whole 100 MB one-line file before refusing them. "Reads little" is measured in bytes read
+// (1 MiB allows the 64 KiB read buffer many times over), never in time.
+namespace {
+
+void expect_refused_after_little(const std::string& path, const std::string& error) {
+  const long long before = bytes_read_so_far();
+  REQUIRE(before >= 0);
+  const LoadResult r = sgmcmc::data::load_csv(path);
+  const long long bytes = bytes_read_so_far() - before;
+  CHECK_FALSE(r.ok);
+  CHECK(r.error == error);
+  CHECK(r.data.rows == 0);
+  CHECK(bytes < (1 << 20));
+}
+
+}  // namespace
+
+TEST_CASE("load_csv refuses a file over 1 GiB from its size, without reading it") {
+  const TempFile big("csv_test_big.csv", "a,y\n1,0\n", 1100000000);  // 1.1 GB, sparse
+  expect_refused_after_little(big.path, "csv_test_big.csv: file larger than 1 GiB");
+  // One byte over the limit is refused the same way; exactly 1 GiB is read, and stops at its
+  // first over-long line (the zero bytes after "1,0\n" form line 3).
+  const TempFile over("csv_test_over.csv", "a,y\n1,0\n", (std::uintmax_t(1) << 30) + 1);
+  expect_refused_after_little(over.path, "csv_test_over.csv: file larger than 1 GiB");
+  const TempFile at("csv_test_at.csv", "a,y\n1,0\n", std::uintmax_t(1) << 30);
+  expect_refused_after_little(at.path, "csv_test_at.csv:3:1: line longer than 65536 bytes");
+}
+
+TEST_CASE("load_csv stops at the first over-long line without reading the rest") {
+  // A 100 MB file whose third line is "3," and then 100 MB of zero bytes.
+  const TempFile one_line("csv_test_line.csv", "a,b,y\n1,2,0\n3,", 100000000);
+  expect_refused_after_little(one_line.path, "csv_test_line.csv:3:2: line longer than 65536 bytes");
+}
+
+TEST_CASE("load_csv refuses an endless input such as /dev/zero after reading little") {
+  expect_refused_after_little("/dev/zero", "zero:1:1: line longer than 65536 bytes");
 }
 
 TEST_CASE("the shipped data sets load with the README's shapes and class counts") {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// libFuzzer target: parse_csv and the preprocessing helpers on arbitrary bytes, checking
-// invariants.
+// libFuzzer target: parse_csv, the incremental CsvParser and the preprocessing helpers on
+// arbitrary bytes, checking invariants.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -31,11 +31,26 @@ void check_dataset(const sgmcmc::data::Dataset& d) {
   require(d.count_label(0) + d.count_label(1) == d.rows, "label counts add up");
 }
 
+// The incremental parser, fed `text` in pieces of `piece` bytes, gives parse_csv's result.
+void check_pieces(std::string_view text, std::size_t piece, const sgmcmc::data::LoadResult& r) {
+  sgmcmc::data::CsvParser parser("fuzz.csv");
+  for (std::size_t at = 0; at < text.size(); at += piece) parser.feed(text.substr(at, piece));
+  const sgmcmc::data::LoadResult p = parser.finish();
+  require(p.ok == r.ok && p.error == r.error, "pieces give the same outcome and message");
+  require(p.data.rows == r.data.rows && p.data.cols == r.data.cols &&
+              p.data.header == r.data.header && p.data.x == r.data.x && p.data.y == r.data.y,
+          "pieces give the same data set");
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   sgmcmc::data::LoadResult r = sgmcmc::data::parse_csv(text, "fuzz.csv");
+  // load_csv reads through the same parser in 64 KiB pieces; split this input at a point that
+  // depends on it, and into 1 to 4 byte pieces.
+  check_pieces(text, size > 1 ? 1 + (size * 7919 + data[0]) % (size - 1) : 1, r);
+  check_pieces(text, 1 + size % 4, r);
   if (!r.ok) {
     require(!r.error.empty(), "failure carries a message");
     require(r.error.rfind("fuzz.csv:", 0) == 0, "message starts with the file name");
