@@ -209,3 +209,34 @@ TEST_CASE("float estimators agree with double ones, also with a large common mea
   CHECK(double(sgmcmc::ess_batch_means(xf.data(), n).ess) ==
         doctest::Approx(sgmcmc::ess_batch_means(xd.data(), n).ess).epsilon(0.02));
 }
+
+TEST_CASE("indices outside the window or the dimension give NaN, not a read past the arrays") {
+  // GeyerESS keeps lags below min(count, MaxLag) only; autocovariance(d, k) used to read
+  // cross_[k * D + d] for any k and d (past the array for k >= MaxLag or d >= D).
+  LocalRng rng(80);
+  AR1<2> chain(0.5, rng);
+  sgmcmc::GeyerESS<double, 2, 8> g;
+  sgmcmc::BatchMeansESS<double, 2, 4> b;
+  CHECK(std::isnan(g.autocovariance(0, 0)));  // no draws yet
+  for (int t = 0; t < 5; ++t) g.push(chain.next(rng));
+  CHECK(std::isfinite(g.autocovariance(1, 4)));
+  CHECK(std::isnan(g.autocovariance(1, 5)));  // only 5 draws: lags 0..4
+  for (int t = 0; t < 100; ++t) {
+    const auto& v = chain.next(rng);
+    g.push(v);
+    b.push(v);
+  }
+  CHECK(std::isfinite(g.autocovariance(0, 7)));
+  CHECK(std::isfinite(g.autocovariance(1, 7)));
+  for (const std::size_t k : {std::size_t(8), std::size_t(9), std::size_t(1) << 40}) {
+    CHECK(std::isnan(g.autocovariance(0, k)));
+  }
+  for (const sgmcmc::Index d : {sgmcmc::Index(-1), sgmcmc::Index(2), sgmcmc::Index(1000)}) {
+    CAPTURE(d);
+    CHECK(std::isnan(g.autocovariance(d, 0)));
+    CHECK(std::isnan(g.estimate(d).ess));
+    CHECK(std::isnan(b.estimate(d).ess));
+  }
+  CHECK(std::isfinite(g.estimate(1).ess));
+  CHECK(std::isfinite(b.estimate(1).ess));
+}

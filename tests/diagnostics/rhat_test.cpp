@@ -69,6 +69,9 @@ TEST_CASE("split R-hat equals the BDA3 formula evaluated on the stored chains") 
   const auto r = run<3>(0.5, 1001, shift, 11, &chains);  // odd length: the last draw is ignored
   CHECK(r.complete());
   CHECK(r.half(0).count() == 500);
+  CHECK(r.half(5).count() == 500);
+  CHECK(r.half(6).count() == 0);  // past the 2 x 3 halves: an empty accumulator, not a bad read
+  CHECK(r.half(std::size_t(1) << 40).count() == 0);
   CHECK(r.rhat()[0] == doctest::Approx(reference_split_rhat(chains)).epsilon(1e-12));
 }
 

@@ -167,9 +167,10 @@ class BatchMeansESS {
   std::size_t batches() const noexcept { return full_; }
   std::uint64_t batch_length() const noexcept { return batch_length_; }
 
-  /// Estimate for coordinate d (NaN with fewer than 2 complete batches or a constant chain).
+  /// Estimate for coordinate d (NaN for d outside [0, D), with fewer than 2 complete batches or
+  /// for a constant chain).
   ESSEstimate<Scalar> estimate(Index d) const noexcept {
-    if (full_ < 2) return detail::invalid_estimate<Scalar>();
+    if (d < 0 || d >= D || full_ < 2) return detail::invalid_estimate<Scalar>();
     Welford<Scalar, 1> means;
     for (std::size_t j = 0; j < full_; ++j) {
       means.push(Vector<Scalar, 1>(sums_[j][d] / Scalar(batch_length_)));
@@ -249,8 +250,12 @@ class GeyerESS {
   /// Number of draws pushed.
   std::uint64_t count() const noexcept { return n_; }
 
-  /// Autocovariance gamma_k of coordinate d, k < min(count(), MaxLag) (the biased 1/n form).
+  /// Autocovariance gamma_k of coordinate d (the biased 1/n form); quiet NaN unless
+  /// 0 <= d < D and k < min(count(), MaxLag), the lags the window holds.
   Scalar autocovariance(Index d, std::size_t k) const noexcept {
+    if (d < 0 || d >= D || k >= std::min<std::uint64_t>(n_, MaxLag)) {
+      return std::numeric_limits<Scalar>::quiet_NaN();
+    }
     Accum head = 0;  // sum of the first k draws
     Accum tail = 0;  // sum of the last k draws
     for (std::size_t j = 0; j < k; ++j) {
@@ -260,9 +265,10 @@ class GeyerESS {
     return Scalar(gamma_from(std::size_t(d), k, head, tail));
   }
 
-  /// Estimate for coordinate d (NaN with fewer than 4 draws or a constant chain).
+  /// Estimate for coordinate d (NaN for d outside [0, D), with fewer than 4 draws or for a
+  /// constant chain).
   ESSEstimate<Scalar> estimate(Index d) const noexcept {
-    if (n_ < 4) return detail::invalid_estimate<Scalar>();
+    if (d < 0 || d >= D || n_ < 4) return detail::invalid_estimate<Scalar>();
     const std::size_t dd = static_cast<std::size_t>(d);
     const Accum gamma0 = gamma_from(dd, 0, Accum(0), Accum(0));
     if (!(gamma0 > 0)) return detail::invalid_estimate<Scalar>();

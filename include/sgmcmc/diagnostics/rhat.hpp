@@ -96,8 +96,11 @@ class SplitRhat {
   /// Split R-hat per coordinate from the draws so far (NaN before each half holds 2 draws).
   Vec rhat() const noexcept { return rhat_from_sequences(halves_, 2 * std::size_t(Chains)); }
 
-  /// Statistics of half `j` (chain j / 2, first half when j is even).
-  const Welford<Scalar, D>& half(std::size_t j) const noexcept { return halves_[j]; }
+  /// Statistics of half `j` (chain j / 2, first half when j is even), by value; an empty
+  /// accumulator (count 0) for j >= 2 Chains.
+  Welford<Scalar, D> half(std::size_t j) const noexcept {
+    return j < 2 * std::size_t(Chains) ? halves_[j] : Welford<Scalar, D>();
+  }
 
  private:
   std::uint64_t half_;
