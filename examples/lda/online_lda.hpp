@@ -8,9 +8,12 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "sgmcmc/core/kinetic_mg.hpp"
 #include "sgmcmc/host/rng.hpp"
 #include "sgmcmc/samplers/sghmc.hpp"
 #include "sgmcmc/samplers/sgld.hpp"
@@ -35,18 +38,18 @@ inline double uniform(Rng& rng) {
   return (static_cast<double>(rng() >> 11) + 0.5) * 1.1102230246251565e-16;
 }
 
-/// Gamma(shape a, scale 1) by Marsaglia–Tsang (a < 1 through the u^{1/a} boost).
+/// Gamma(shape a, scale 1): the library's Marsaglia–Tsang draw (core/kinetic_mg.hpp), whose
+/// rejection loop is capped. A reached cap means a failed RNG: the program stops with a message
+/// instead of looping forever.
 inline double gamma_draw(Rng& rng, double a) {
-  if (a < 1.0) return gamma_draw(rng, a + 1.0) * std::pow(uniform(rng), 1.0 / a);
-  const double d = a - 1.0 / 3.0, c = 1.0 / std::sqrt(9.0 * d);
-  Vector<double, 1> x;
-  for (;;) {
-    rng.fill_normal(x);
-    const double v = std::pow(1.0 + c * x[0], 3);
-    if (v <= 0) continue;
-    const double u = uniform(rng);
-    if (std::log(u) < 0.5 * x[0] * x[0] + d - d * v + d * std::log(v)) return d * v;
+  bool exhausted = false;
+  const double g = sgmcmc::gamma_variate(rng, a, 1.0, &exhausted);
+  if (exhausted || !(g >= 0.0)) {
+    std::fprintf(stderr, "lda: Gamma(%g) draw failed (%s)\n", a,
+                 exhausted ? "rejection cap reached: is the RNG failing?" : "invalid shape");
+    std::exit(1);
   }
+  return g;
 }
 
 /// Index drawn from unnormalised weights p[0..n).

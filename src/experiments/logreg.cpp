@@ -18,6 +18,7 @@
 #include "common/gnuplot.hpp"
 #include "common/table.hpp"
 #include "experiments/logreg_core.hpp"
+#include "experiments/logreg_posterior.hpp"
 #include "sgmcmc/host/clock.hpp"
 
 namespace {
@@ -30,6 +31,10 @@ constexpr const char* kUsage =
     "usage: sgmcmc_logreg [--data DIR] [--out DIR] [--quick] [--datasets LIST] [--methods LIST]\n"
     "                     [--splits K] [--steps T] [--seed N] [--rho R] [--alpha A]\n"
     "                     [--from-zero] [--no-plots] [--help]\n"
+    "       sgmcmc_logreg --posterior [--data DIR] [--out DIR] [--datasets LIST]\n"
+    "                     [--methods LIST] [--reference DIR] [--stan DIR] [--chains K]\n"
+    "                     [--batch N] [--sg-warmup T] [--sg-steps T] [--nuts-warmup T]\n"
+    "                     [--nuts-draws T] [--tolerance E] [--metric-windows] [--seed N]\n"
     "\n"
     "Bayesian logistic regression (standardised features, intercept, beta ~ N(0, 10^2 I)) on\n"
     "australian, german, heart, pima, ripley (cubic features) and caravan: every sampler with the\n"
@@ -53,6 +58,20 @@ constexpr const char* kUsage =
     "  --no-plots       tables only\n"
     "  --help           this text\n"
     "\n"
+    "\n"
+    "--posterior: the side-by-side with Stan (docs/stan-comparison.md). Every sampler on all\n"
+    "rows, K chains, writes OUT/NAME_SAMPLER.csv (per coefficient mean, sd, bulk ESS; the CPU\n"
+    "seconds in a trailing comment) and OUT/posterior.md; with --reference DIR (files\n"
+    "NAME_reference.csv) the accuracy, with --stan DIR (NAME_default_summary.csv) the ratio of\n"
+    "ESS per CPU second to Stan's ESS per post-warmup chain-second.\n"
+    "  --methods LIST   nuts sghmc-cv sgld-cv sghmc sghmc-cv-hot (default: the first three)\n"
+    "  --chains K       chains per sampler (default 4)\n"
+    "  --batch N        minibatch size of the SG samplers (default 32)\n"
+    "  --sg-warmup T, --sg-steps T     SG warm-up and sampling steps per chain (4000, 40000)\n"
+    "  --nuts-warmup T, --nuts-draws T NUTS warm-up and kept transitions per chain (300, 2000)\n"
+    "  --tolerance E    target excess configurational temperature of the SG samplers (0.1)\n"
+    "  --metric-windows re-estimate the SG preconditioner from warm-up draws (Stan's windows)\n"
+    "\n"
     "Exit status: 0 success, 1 a data set or an available sampler failed, 2 bad arguments.\n";
 
 struct Options {
@@ -69,6 +88,12 @@ struct Options {
   bool from_zero = false;
   double rho = 0.0;  // 0: the preset's
   double alpha = 0.0;
+  // --posterior
+  bool posterior = false;
+  std::string reference, stan;
+  std::uint64_t chains = 0, batch = 0, sg_warmup = 0, sg_steps = 0, nuts_warmup = 0, nuts_draws = 0;
+  double tolerance = 0.0;
+  bool metric_windows = false;
 };
 
 std::vector<std::string> split_list(const std::string& s) {
@@ -95,6 +120,17 @@ int parse(int argc, char** argv, Options& o) {
       o.plots = false;
     } else if (args.is("--from-zero")) {
       o.from_zero = true;
+    } else if (args.is("--posterior")) {
+      o.posterior = true;
+    } else if (args.is("--metric-windows")) {
+      o.metric_windows = true;
+    } else if (args.count("--chains", o.chains, 1) || args.count("--batch", o.batch, 2) ||
+               args.count("--sg-warmup", o.sg_warmup, 0) ||
+               args.count("--sg-steps", o.sg_steps, 8) ||
+               args.count("--nuts-warmup", o.nuts_warmup, 0) ||
+               args.count("--nuts-draws", o.nuts_draws, 4) ||
+               args.number("--tolerance", o.tolerance, positive) ||
+               args.text("--reference", o.reference) || args.text("--stan", o.stan)) {
     } else if (args.text("--datasets", list)) {
       o.datasets = split_list(list);
       for (const auto& d : o.datasets) {
@@ -365,11 +401,175 @@ bool plot(const std::string& dir, const std::vector<lr::DatasetResult>& results,
   return true;
 }
 
+/// One row of a CSV with a header (R's write.csv: quoted strings), as name → text.
+bool read_summary_row(const std::string& path,
+                      std::vector<std::pair<std::string, std::string>>& out) {
+  std::FILE* f = std::fopen(path.c_str(), "r");
+  if (f == nullptr) return false;
+  auto read_line = [&](std::string& line) {
+    line.clear();
+    int ch;
+    while ((ch = std::fgetc(f)) != EOF && ch != '\n') line.push_back(char(ch));
+    return !line.empty() || ch != EOF;
+  };
+  std::string head, row;
+  const bool ok = read_line(head) && read_line(row);
+  std::fclose(f);
+  if (!ok) return false;
+  auto cells = [](const std::string& line) {
+    std::vector<std::string> v;
+    std::string cur;
+    for (char ch : line) {
+      if (ch == ',') {
+        v.push_back(cur);
+        cur.clear();
+      } else if (ch != '"') {
+        cur.push_back(ch);
+      }
+    }
+    v.push_back(cur);
+    return v;
+  };
+  const auto h = cells(head), r = cells(row);
+  out.clear();
+  for (std::size_t k = 0; k < h.size() && k < r.size(); ++k) out.emplace_back(h[k], r[k]);
+  return true;
+}
+
+double summary_value(const std::vector<std::pair<std::string, std::string>>& row, const char* key) {
+  for (const auto& kv : row) {
+    if (kv.first == key) return std::strtod(kv.second.c_str(), nullptr);
+  }
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+/// --posterior: every sampler on all rows, the CSV files, and the table against the reference
+/// and Stan (docs/stan-comparison.md). Exit status as main's.
+int posterior_mode(const Options& opt, int argc, char** argv) {
+  lr::PosteriorSettings s;
+  if (opt.chains > 0) s.chains = std::size_t(opt.chains);
+  if (opt.batch > 0) s.batch = std::size_t(opt.batch);
+  if (opt.sg_warmup > 0) s.sg_warmup = std::size_t(opt.sg_warmup);
+  if (opt.sg_steps > 0) s.sg_steps = std::size_t(opt.sg_steps);
+  if (opt.nuts_warmup > 0) s.nuts_warmup = std::size_t(opt.nuts_warmup);
+  if (opt.nuts_draws > 0) s.nuts_draws = std::size_t(opt.nuts_draws);
+  if (opt.tolerance > 0) s.sg_tolerance = opt.tolerance;
+  if (opt.seed_set) s.seed = opt.seed;
+  s.sg_metric_windows = opt.metric_windows;
+  if (!opt.methods.empty()) {
+    std::string bad;
+    if (!lr::parse_posterior_methods(opt.methods, s.methods, &bad)) {
+      std::fprintf(stderr, "sgmcmc_logreg: unknown method '%s'\n\n%s", bad.c_str(), kUsage);
+      return 2;
+    }
+  }
+  Progress progress(opt.datasets.size() * s.chains * s.methods.size());
+  s.progress = [&](const std::string& what) { progress.tick(what); };
+  std::string command = "sgmcmc_logreg";
+  for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
+  std::string md = "# Logistic-regression posteriors: this library beside Stan\n\nCommand: `" +
+                   command + "`\n\n";
+  md += format(
+      "Per sampler: %zu chains; accuracy against the reference (max over coefficients of |mean − "
+      "ref| / ref sd; range of sd / ref sd); min bulk ESS over coefficients; CPU seconds (MAP, "
+      "Hessian, warm-up and sampling of every chain); min ESS per CPU second and its ratio to "
+      "Stan's min ESS per post-warmup chain-second.\n\n",
+      s.chains);
+  bool failed = false;
+  for (const auto& name : opt.datasets) {
+    sgmcmc::data::Dataset raw;
+    std::string error;
+    if (!lr::load_dataset(opt.data, name, raw, &error)) {
+      progress.finish();
+      std::fprintf(stderr, "sgmcmc_logreg: %s\n", error.c_str());
+      return 1;
+    }
+    const std::vector<lr::PosteriorRun> runs = lr::run_posterior_dataset(name, raw, s, &error);
+    progress.finish();
+    if (!error.empty()) {
+      std::fprintf(stderr, "sgmcmc_logreg: %s: %s\n", name.c_str(), error.c_str());
+      failed = true;
+      continue;
+    }
+    lr::Moments ref;
+    const bool have_ref =
+        !opt.reference.empty() &&
+        lr::read_moments_csv(opt.reference + "/" + name + "_reference.csv", ref, nullptr);
+    std::vector<std::pair<std::string, std::string>> stan_row;
+    const bool have_stan =
+        !opt.stan.empty() &&
+        read_summary_row(opt.stan + "/" + name + "_default_summary.csv", stan_row);
+    const double stan_rate = have_stan ? summary_value(stan_row, "min_ess_per_second") : NAN;
+    common::Table t;
+    t.add_column("sampler", common::Table::Align::Left);
+    for (const char* h : {"max \\|mean err\\|/sd", "sd ratio", "min ESS", "CPU s", "min ESS/s",
+                          "× Stan", "h", "notes"}) {
+      t.add_column(h);
+    }
+    for (const auto& r : runs) {
+      if (!r.ok) {
+        failed = true;
+        t.add_row({lr::posterior_method_name(r.method), "failed", "", "", "", "", "", "", r.error});
+        continue;
+      }
+      const std::string path =
+          opt.out + "/" + name + "_" + lr::posterior_method_key(r.method) + ".csv";
+      if (!lr::write_posterior_csv(path, r)) {
+        std::fprintf(stderr, "sgmcmc_logreg: cannot write %s\n", path.c_str());
+        failed = true;
+      }
+      std::string acc = "–", ratio = "–";
+      if (have_ref) {
+        const lr::Accuracy a = lr::accuracy(r.mean, r.sd, ref);
+        acc = num(a.max_mean_error, "%.3f");
+        ratio = num(a.min_sd_ratio, "%.3f") + "–" + num(a.max_sd_ratio, "%.3f");
+        if (a.within(0.1, 0.9, 1.1)) acc += " ✓";
+      }
+      std::string notes;
+      if (r.method == lr::PosteriorMethod::NUTS) {
+        notes = format("%.1f leapfrog/transition, %zu divergent, %.0f%% at max depth", r.leapfrog,
+                       r.divergent, 100 * r.treedepth_hit);
+      } else if (std::isfinite(r.temperature) && r.temperature != 0.0) {
+        notes = format("temperature %.3f", r.temperature);
+      }
+      t.add_row({lr::posterior_method_name(r.method), acc, ratio, num(r.min_ess(), "%.0f"),
+                 num(r.cpu_seconds, "%.2f"), num(r.ess_per_second(), "%.0f"),
+                 have_stan ? num(r.ess_per_second() / stan_rate, "%.1f") : "–",
+                 num(r.step_size, "%.3g"), notes});
+    }
+    if (have_stan) {
+      t.add_row({"Stan NUTS (diag_e, defaults)", "", "",
+                 num(summary_value(stan_row, "min_ess_bulk"), "%.0f"),
+                 num(summary_value(stan_row, "sampling_cpu_seconds"), "%.2f"),
+                 num(stan_rate, "%.1f"), "1.0", num(summary_value(stan_row, "stepsize"), "%.3g"),
+                 format("post-warmup CPU s; %.0f%% at max depth",
+                        100 * summary_value(stan_row, "treedepth_hit"))});
+    }
+    std::size_t dim = 0;  // coefficients after the preparation (intercept, Ripley's basis)
+    for (const auto& r : runs) dim = std::max(dim, r.mean.size());
+    const std::string title = name + format(" (N = %zu, D = %zu)", raw.rows, dim);
+    std::printf("%s\n\n%s\n", title.c_str(), t.markdown().c_str());
+    md += "## " + title + "\n\n" + t.markdown() + "\n";
+  }
+  const std::string md_path = opt.out + "/posterior.md";
+  if (!common::write_text(md_path, md)) failed = true;
+  return failed ? 1 : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   Options opt;
   if (const int p = parse(argc, argv, opt); p != 0) return p == 1 ? 0 : 2;
+  if (opt.posterior) {
+    std::error_code ec;
+    std::filesystem::create_directories(opt.out, ec);
+    if (ec) {
+      std::fprintf(stderr, "sgmcmc_logreg: cannot create %s\n", opt.out.c_str());
+      return 1;
+    }
+    return posterior_mode(opt, argc, argv);
+  }
   lr::Settings s = opt.quick ? lr::quick_settings() : lr::Settings{};
   if (opt.splits > 0) s.splits = opt.splits;
   if (opt.steps > 0) s.sg_steps = opt.steps;

@@ -89,6 +89,8 @@ bool newton_map(const data::Dataset& d, double prec, Geometry& g) {
   return beta.allFinite() && std::isfinite(u);
 }
 
+}  // namespace
+
 Geometry analyse(const data::Dataset& train, double prior_sd) {
   Geometry g;
   const double prec = 1.0 / (prior_sd * prior_sd);
@@ -130,6 +132,8 @@ Geometry analyse(const data::Dataset& train, double prior_sd) {
   if (!g.ok) g.error = "non-finite curvature";
   return g;
 }
+
+namespace {
 
 /// The step-size rules of docs/experiments/logreg.md from the training set's geometry.
 DatasetConfig derive(const data::Dataset& all, const data::Dataset& train,
@@ -265,25 +269,7 @@ std::vector<MethodId> default_methods() {
 bool parse_methods(const std::string& list, std::vector<MethodId>& out, std::string* bad) {
   std::vector<MethodId> all = default_methods();
   all.push_back(MethodId::SGLDFlipped);
-  out.clear();
-  std::size_t start = 0;
-  while (start <= list.size()) {
-    const std::size_t comma = std::min(list.find(',', start), list.size());
-    const std::string key = list.substr(start, comma - start);
-    bool found = false;
-    for (MethodId id : all) {
-      if (key == method_key(id)) {
-        out.push_back(id);
-        found = true;
-      }
-    }
-    if (!found) {
-      if (bad != nullptr) *bad = key;
-      return false;
-    }
-    start = comma + 1;
-  }
-  return !out.empty();
+  return parse_key_list(list, all, method_key, out, bad);
 }
 
 bool method_available(MethodId id, std::string* note) {
@@ -607,26 +593,9 @@ DatasetResult run_dataset(const std::string& name, const data::Dataset& raw,
     in.config = derive(d, split.train, split.test, in.geometry, settings);
     if (k == 0) result.config = in.config;
     std::vector<Run> runs;
-    switch (d.cols) {
-      case 7:
-        run_split<7>(in, settings, runs);
-        break;
-      case 8:
-        run_split<8>(in, settings, runs);
-        break;
-      case 14:
-        run_split<14>(in, settings, runs);
-        break;
-      case 15:
-        run_split<15>(in, settings, runs);
-        break;
-      case 25:
-        run_split<25>(in, settings, runs);
-        break;
-      default:
-        run_split<86>(in, settings, runs);
-        break;
-    }
+    // supported_dim(d.cols) was checked above.
+    static_cast<void>(with_dimension(
+        d.cols, [&](auto dim) { run_split<decltype(dim)::value>(in, settings, runs); }));
     compare_with_reference(settings.methods, runs);
     for (std::size_t m = 0; m < runs.size() && m < result.methods.size(); ++m) {
       result.methods[m].runs.push_back(runs[m]);

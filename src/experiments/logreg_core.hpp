@@ -3,6 +3,7 @@
 // of every sampler on fixed-seed train/test splits, held-out AUROC, Geyer ESS, timing.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -37,6 +38,32 @@ const char* method_key(MethodId id);
 std::vector<MethodId> default_methods();
 /// Parses a comma-separated list of keys; false (and *bad set) on an unknown key.
 bool parse_methods(const std::string& list, std::vector<MethodId>& out, std::string* bad);
+
+/// Parses a comma-separated list of keys into ids: each key must be key_of(id) for one of
+/// `candidates`. False (and *bad set to the key) on an unknown key; false on an empty list.
+template <class Id, class KeyOf>
+bool parse_key_list(const std::string& list, const std::vector<Id>& candidates, KeyOf key_of,
+                    std::vector<Id>& out, std::string* bad) {
+  out.clear();
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    const std::size_t comma = std::min(list.find(',', start), list.size());
+    const std::string key = list.substr(start, comma - start);
+    bool found = false;
+    for (const Id id : candidates) {
+      if (key == key_of(id)) {
+        out.push_back(id);
+        found = true;
+      }
+    }
+    if (!found) {
+      if (bad != nullptr) *bad = key;
+      return false;
+    }
+    start = comma + 1;
+  }
+  return !out.empty();
+}
 
 /// Every setting of the protocol (docs/experiments/logreg.md explains each choice).
 struct Settings {

@@ -10,11 +10,13 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <Eigen/Dense>
 
 #include "experiments/logreg_core.hpp"
+#include "sgmcmc/adapt/dual_averaging.hpp"
 #include "sgmcmc/data/gradient_noise.hpp"
 #include "sgmcmc/data/minibatch.hpp"
 #include "sgmcmc/diagnostics/ess.hpp"
@@ -64,6 +66,10 @@ struct Geometry {
   Eigen::VectorXd example_var;  ///< S²_j: variance (N − 1) of the per-example gradients at the MAP
 };
 
+/// MAP (Newton's method), Hessian there, its Cholesky whitening, the Lipschitz bound and the
+/// per-example gradient variance at the MAP, for a prepared data set (logreg_core.cpp).
+Geometry analyse(const data::Dataset& train, double prior_sd);
+
 /// One split ready to run: the prepared parts, their geometry and the derived settings.
 struct SplitInput {
   const data::Dataset* train = nullptr;
@@ -80,6 +86,34 @@ bool method_available(MethodId id, std::string* note);
 /// Instantiated for the six dimensions in generated logreg_dim_<D>.cpp files.
 template <int Dim>
 void run_split(const SplitInput& in, const Settings& settings, std::vector<Run>& out);
+
+/// Calls f(std::integral_constant<int, D>{}) for the experiment's dimension D = cols (7, 8, 14,
+/// 15, 25 or 86, the instantiations logreg.cmake generates); false, and no call, for any other.
+template <class F>
+bool with_dimension(std::size_t cols, F&& f) {
+  switch (cols) {
+    case 7:
+      f(std::integral_constant<int, 7>{});
+      return true;
+    case 8:
+      f(std::integral_constant<int, 8>{});
+      return true;
+    case 14:
+      f(std::integral_constant<int, 14>{});
+      return true;
+    case 15:
+      f(std::integral_constant<int, 15>{});
+      return true;
+    case 25:
+      f(std::integral_constant<int, 25>{});
+      return true;
+    case 86:
+      f(std::integral_constant<int, 86>{});
+      return true;
+    default:
+      return false;
+  }
+}
 
 namespace detail {
 
@@ -364,14 +398,13 @@ void run_split(const SplitInput& in, const Settings& s, std::vector<Run>& out) {
         for (Index i = 0; i < Dim; ++i) {
           for (Index j = 0; j < Dim; ++j) wm.linv(i, j) = in.geometry.cholesky_inverse(i, j);
         }
-        // Step size: Stan's dual averaging (Hoffman & Gelman 2014, Alg. 5; δ = 0.8, γ = 0.05,
-        // t₀ = 10, κ = 0.75) on the transitions of the burn-in, from h₀ = nuts_step; frozen at
-        // the averaged value afterwards.
+        // Step size: Stan's dual averaging (adapt/dual_averaging.hpp: δ = 0.8, γ = 0.05, t₀ = 10,
+        // κ = 0.75) on the transitions of the burn-in, from h₀ = nuts_step; frozen at the
+        // averaged value afterwards.
         typename NUTS<double, Dim>::Params p;
         p.step_size = s.nuts_step;
-        const double mu = std::log(10.0 * s.nuts_step);
-        double log_h = std::log(s.nuts_step), log_h_bar = 0.0, h_bar_stat = 0.0;
-        std::size_t adapt_steps = 0;
+        DualAveraging<double> adapt;
+        static_cast<void>(adapt.restart(s.nuts_step));
         bool adapting = true;
         // Start where every other chain starts: ψ₀ = 0 at the MAP, Lᵀ(0 − θ̂) at θ = 0.
         Vec psi0 = Vec::Zero();
@@ -392,9 +425,9 @@ void run_split(const SplitInput& in, const Settings& s, std::vector<Run>& out) {
           Status st = StatusCode::Ok;
           if (adapting && count > burn) {  // end of the burn-in: freeze h
             adapting = false;
-            st = sampler.set_step_size(std::exp(log_h_bar));
+            st = sampler.set_step_size(adapt.averaged_step_size());
           } else if (adapting) {
-            st = sampler.set_step_size(std::exp(log_h));
+            st = sampler.set_step_size(adapt.step_size());
           }
           if (st) st = sampler.step(z, wm, rng);
           if (!st) {
@@ -406,12 +439,7 @@ void run_split(const SplitInput& in, const Settings& s, std::vector<Run>& out) {
           ++run.iterations;
           const typename NUTS<double, Dim>::Info info = z.extra();
           if (adapting) {
-            ++adapt_steps;
-            const double m = double(adapt_steps);
-            h_bar_stat += (0.8 - double(info.accept_stat) - h_bar_stat) / (m + 10.0);
-            log_h = mu - std::sqrt(m) / 0.05 * h_bar_stat;
-            const double w = std::pow(m, -0.75);
-            log_h_bar = w * log_h + (1.0 - w) * log_h_bar;
+            static_cast<void>(adapt.update(double(info.accept_stat)));
           } else {
             ++sampled;
             leapfrogs += std::uint64_t(info.leapfrog_steps);

@@ -53,6 +53,13 @@ double subset_chi2(const std::vector<double>& counts, double trials, double m) {
   return (n - 1) * ss / (n * trials * p * (1 - p));
 }
 
+// One uniform_below draw that must succeed (a good RNG never reaches the cap).
+std::uint32_t draw_below(LocalRng& rng, std::uint32_t bound) {
+  std::uint32_t v = bound;
+  REQUIRE(sgmcmc::uniform_below(rng, bound, v) == sgmcmc::StatusCode::Ok);
+  return v;
+}
+
 void check_chi2(double x2, double dof) {
   INFO("X2 = ", x2, " with ", dof, " dof");
   CHECK(x2 > chi2_quantile(dof, -kZ999));
@@ -63,13 +70,13 @@ void check_chi2(double x2, double dof) {
 
 TEST_CASE("uniform_below is in range and has no modulo bias") {
   LocalRng rng(1);
-  for (int i = 0; i < 100; ++i) CHECK(sgmcmc::uniform_below(rng, 1) == 0u);
+  for (int i = 0; i < 100; ++i) CHECK(draw_below(rng, 1) == 0u);
   // bound = 3 * 2^30: taking 32 bits modulo bound would give P(v < 2^30) = 1/2; unbiased is 1/3.
   const std::uint32_t bound = 3u << 30;
   const int draws = 200000;
   int low = 0;
   for (int i = 0; i < draws; ++i) {
-    const std::uint32_t v = sgmcmc::uniform_below(rng, bound);
+    const std::uint32_t v = draw_below(rng, bound);
     CHECK(v < bound);
     low += v < (1u << 30) ? 1 : 0;
   }
@@ -77,11 +84,104 @@ TEST_CASE("uniform_below is in range and has no modulo bias") {
   CHECK(std::abs(low / double(draws) - 1.0 / 3) < 5 * se);
   // Small bound: Pearson chi-square over the 7 values.
   std::vector<double> counts(7, 0.0);
-  for (int i = 0; i < 70000; ++i) counts[sgmcmc::uniform_below(rng, 7)] += 1;
+  for (int i = 0; i < 70000; ++i) counts[draw_below(rng, 7)] += 1;
   // chi2(6) quantiles 0.001 / 0.999: 0.381 and 22.46 (tables; Wilson-Hilferty is poor at k = 6).
   const double x2 = subset_chi2(counts, 70000, 1);
   CHECK(x2 > 0.381);
   CHECK(x2 < 22.46);
+}
+
+namespace {
+
+// A failed RNG: returns the same word forever, and counts how many it was asked for.
+struct StuckRng {
+  using result_type = std::uint64_t;
+  static constexpr result_type min() noexcept { return 0; }
+  static constexpr result_type max() noexcept { return ~result_type(0); }
+  std::uint64_t word;
+  long calls = 0;
+  result_type operator()() noexcept {
+    ++calls;
+    return word;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("uniform_below reports a stuck RNG after a bounded number of words") {
+  // All-zero words are rejected for every bound that is not a power of two: the loop used to
+  // spin forever. Now the draw fails after 1 + kMaxIndexRejections words and leaves out alone.
+  for (const std::uint32_t bound : {3u, 7u, 1000u, (1u << 31) + 1u, 0xffffffffu}) {
+    StuckRng zeros{0};
+    std::uint32_t out = 12345;
+    CHECK(sgmcmc::uniform_below(zeros, bound, out) == sgmcmc::StatusCode::CapReached);
+    CHECK(out == 12345u);
+    CHECK(zeros.calls == 1 + sgmcmc::kMaxIndexRejections);
+  }
+  // A power-of-two bound never rejects, so the same stream gives a value (a single draw cannot
+  // tell), and bound = 0 has no value at all.
+  StuckRng zeros{0};
+  std::uint32_t out = 1;
+  CHECK(sgmcmc::uniform_below(zeros, 8, out) == sgmcmc::StatusCode::Ok);
+  CHECK(out == 0u);
+  LocalRng rng(9);
+  out = 77;
+  CHECK(sgmcmc::uniform_below(rng, 0, out) == sgmcmc::StatusCode::InvalidParameter);
+  CHECK(out == 77u);
+}
+
+TEST_CASE("MinibatchSampler::next fails on a stuck RNG and leaves the sampler unchanged") {
+  constexpr std::size_t N = 10;
+  // Reference: the batches a fresh sampler draws from a good stream.
+  std::array<std::uint32_t, N> ref_buffer{};
+  MinibatchSampler<4> ref(ref_buffer.data(), N, 3);
+  LocalRng ref_rng(10);
+  IndexBatch<4> expected[5];
+  for (auto& b : expected) REQUIRE(ref.next(ref_rng, b) == sgmcmc::StatusCode::Ok);
+
+  for (const std::uint64_t word : {std::uint64_t(0), ~std::uint64_t(0), std::uint64_t(0x5a5a)}) {
+    CAPTURE(word);
+    std::array<std::uint32_t, N> buffer{};
+    MinibatchSampler<4> sampler(buffer.data(), N, 3);
+    LocalRng rng(10);
+    IndexBatch<4> batch;
+    // Two good batches, then the stuck RNG: every call fails, whatever the word (all zeros hit
+    // the rejection cap, any constant repeats a word), within a bounded number of words.
+    REQUIRE(sampler.next(rng, batch) == sgmcmc::StatusCode::Ok);
+    REQUIRE(sampler.next(rng, batch) == sgmcmc::StatusCode::Ok);
+    const auto before = buffer;
+    StuckRng stuck{word};
+    for (int t = 0; t < 3; ++t) {
+      CHECK(sampler.next(stuck, batch) == sgmcmc::StatusCode::CapReached);
+      CHECK(batch.size == 0);
+      CHECK(sampler.next(stuck).size == 0);
+    }
+    CHECK(stuck.calls <= 6 * (1 + sgmcmc::kMaxIndexRejections));
+    CHECK(buffer == before);
+    CHECK(sampler.epoch() == 0);
+    // Back on the good stream, the sampler continues exactly as if the failures never happened.
+    for (int b = 2; b < 5; ++b) {
+      REQUIRE(sampler.next(rng, batch) == sgmcmc::StatusCode::Ok);
+      CHECK(batch.size == expected[b].size);
+      CHECK(batch.index == expected[b].index);
+    }
+    CHECK(sampler.epoch() == ref.epoch());
+  }
+}
+
+TEST_CASE("a one-row batch catches a constant RNG at its second word") {
+  // Batch size 1 draws one word per call: the repetition test works across calls.
+  std::array<std::uint32_t, 6> buffer{};
+  MinibatchSampler<1> sampler(buffer.data(), buffer.size(), 1);
+  StuckRng ones{~std::uint64_t(0)};
+  IndexBatch<1> batch;
+  CHECK(sampler.next(ones, batch) == sgmcmc::StatusCode::Ok);  // one word: nothing to compare
+  CHECK(sampler.next(ones, batch) == sgmcmc::StatusCode::CapReached);
+  CHECK(ones.calls == 2);
+  // An invalid sampler says so.
+  MinibatchSampler<1> invalid(buffer.data(), 0, 1);
+  CHECK(invalid.next(ones, batch) == sgmcmc::StatusCode::InvalidParameter);
+  CHECK(batch.size == 0);
 }
 
 TEST_CASE("every row appears exactly once per epoch when the batch size divides N") {
@@ -95,7 +195,7 @@ TEST_CASE("every row appears exactly once per epoch when the batch size divides 
   for (int epoch = 0; epoch < 5; ++epoch) {
     std::array<int, N> seen{};
     for (int b = 0; b < 10; ++b) {
-      sampler.next(rng, batch);
+      REQUIRE(sampler.next(rng, batch) == sgmcmc::StatusCode::Ok);
       REQUIRE(batch.size == 10);
       CHECK(sampler.epoch() == std::uint64_t(epoch));
       for (std::uint32_t i : batch) {
@@ -294,7 +394,7 @@ TEST_CASE("the minibatch gradient is unbiased and has the §5.3(b) covariance") 
     // A fresh sampler per draw makes each batch an independent uniform n-subset.
     const auto p = project([&] {
       MinibatchSampler<8> sampler(buffer.data(), N, kBatch);
-      sampler.next(rng, adaptor.batch());
+      REQUIRE(sampler.next(rng, adaptor.batch()) == sgmcmc::StatusCode::Ok);
       Vec2 g;
       adaptor.gradient(theta, g);
       return g;
@@ -315,7 +415,7 @@ TEST_CASE("the minibatch gradient is unbiased and has the §5.3(b) covariance") 
     // smaller than for independent draws and the 5-standard-error bound is conservative.
     MinibatchSampler<8> sampler(buffer.data(), N, kBatch);
     const auto p = project([&] {
-      sampler.next(rng, adaptor.batch());
+      REQUIRE(sampler.next(rng, adaptor.batch()) == sgmcmc::StatusCode::Ok);
       Vec2 g;
       adaptor.gradient(theta, g);
       return g;
@@ -326,7 +426,7 @@ TEST_CASE("the minibatch gradient is unbiased and has the §5.3(b) covariance") 
   SUBCASE("negative control: a missing N/n factor fails the same check") {
     const auto p = project([&] {
       MinibatchSampler<8> sampler(buffer.data(), N, kBatch);
-      sampler.next(rng, adaptor.batch());
+      REQUIRE(sampler.next(rng, adaptor.batch()) == sgmcmc::StatusCode::Ok);
       Vec2 g = Vec2::Zero();
       for (std::uint32_t i : adaptor.batch()) model.add_gradient(i, theta, g);
       model.add_prior_gradient(theta, g);
@@ -348,7 +448,7 @@ TEST_CASE("the minibatch gradient is unbiased and has the §5.3(b) covariance") 
       for (std::size_t i = 0; i < N; ++i) order[i] = std::uint32_t(i);
       auto& batch = adaptor.batch();
       for (std::size_t k = 0; k < kBatch; ++k) {
-        const std::size_t j = k + sgmcmc::uniform_below(rng, std::uint32_t(N - 1 - k));  // bug
+        const std::size_t j = k + draw_below(rng, std::uint32_t(N - 1 - k));  // bug
         std::swap(order[k], order[j]);
         batch.index[k] = order[k];
       }
@@ -392,17 +492,19 @@ TEST_CASE("drawing a batch and the adaptor's gradient do not allocate") {
 
   g_eigen_assert_failed = false;
   long allocations = -1;
+  bool all_ok = true;
   {
     const sgmcmc_test::AllocationScope scope;  // also counts malloc and operator new
     Eigen::internal::set_is_malloc_allowed(false);
     for (int i = 0; i < 100; ++i) {
-      sampler.next(rng, adaptor.batch());
+      all_ok = sampler.next(rng, adaptor.batch()) == sgmcmc::StatusCode::Ok && all_ok;
       adaptor.gradient(theta, g);
     }
     Eigen::internal::set_is_malloc_allowed(true);
     allocations = scope.count();
   }
   CHECK(allocations == 0);
+  CHECK(all_ok);
   CHECK_FALSE(g_eigen_assert_failed);
   CHECK(std::isfinite(g[0]));
 

@@ -23,7 +23,7 @@
 //   sgmcmc::MinibatchSampler<32> batches(order, N, 32);
 //   sgmcmc::MinibatchGradient<LogReg, 32> model(LogReg{x, y}, N);
 //   for (...) {
-//     batches.next(rng, model.batch());              // draw this step's rows
+//     if (batches.next(rng, model.batch()) != sgmcmc::StatusCode::Ok) break;  // failed RNG
 //     sampler.step(z, model, rng);                   // model.gradient(theta, g) uses them
 //   }
 
@@ -33,28 +33,71 @@
 #include <limits>
 #include <utility>
 
+#include "sgmcmc/core/status.hpp"
 #include "sgmcmc/core/types.hpp"
 #include "sgmcmc/port/rng.hpp"
 
 namespace sgmcmc {
 
-/// Uniform integer in [0, bound), bound >= 1, from the top 32 bits of the RNG's 64-bit words,
+/// Cap on the rejections of one uniform_below draw. A word is rejected with probability
+/// (2^32 mod bound) / 2^32, which is below 1/2 for every bound (below bound / 2^32 in general), so
+/// with a good RNG all 1 + kMaxIndexRejections words of a draw are rejected with probability below
+/// 2^-65 (below 2^-1040 for bound <= 2^16). Reaching it means the RNG is stuck, e.g. an all-zero
+/// word stream with a bound that is not a power of two, which would otherwise loop forever.
+inline constexpr int kMaxIndexRejections = 64;
+
+/// Uniform integer in [0, bound) into `out`, from the top 32 bits of the RNG's 64-bit words,
 /// without modulo bias: Lemire's multiply-shift with rejection (Lemire 2019, "Fast random integer
-/// generation in an interval"). Expected words per draw < 1 + bound / 2^32.
+/// generation in an interval"). Expected words per draw < 1 + bound / 2^32, at most
+/// 1 + kMaxIndexRejections. Returns InvalidParameter for bound = 0 (no word drawn) and CapReached
+/// when the cap is reached; `out` is written only on Ok. A single draw cannot tell a stuck RNG
+/// that gives accepted words (e.g. all ones) from a good one: MinibatchSampler::next also watches
+/// for repeated words.
 template <class Rng>
-std::uint32_t uniform_below(Rng& rng, std::uint32_t bound) noexcept {
+Status uniform_below(Rng& rng, std::uint32_t bound, std::uint32_t& out) noexcept {
   check_rng<Rng>();
+  if (bound == 0) return StatusCode::InvalidParameter;
   std::uint64_t m = (rng() >> 32) * std::uint64_t(bound);
   auto low = static_cast<std::uint32_t>(m);
   if (low < bound) {
     const std::uint32_t threshold = (0u - bound) % bound;  // 2^32 mod bound
-    while (low < threshold) {
+    for (int rejections = 0; low < threshold; ++rejections) {
+      if (rejections == kMaxIndexRejections) return StatusCode::CapReached;
       m = (rng() >> 32) * std::uint64_t(bound);
       low = static_cast<std::uint32_t>(m);
     }
   }
-  return static_cast<std::uint32_t>(m >> 32);
+  out = static_cast<std::uint32_t>(m >> 32);
+  return StatusCode::Ok;
 }
+
+namespace detail {
+
+// Passes an RNG's words through and records whether two consecutive words were equal: the
+// repetition count test of NIST SP 800-90B §4.4.1 with cutoff 2, its cutoff for full-entropy
+// 64-bit words. A good RNG repeats a word with probability 2^-64 per pair; a stuck one (all
+// zeros, all ones, any constant) does at its second word.
+template <class Rng>
+struct RepetitionWatch {
+  using result_type = std::uint64_t;
+  static constexpr result_type min() noexcept { return 0; }
+  static constexpr result_type max() noexcept { return ~result_type(0); }
+
+  Rng& rng;
+  std::uint64_t last;
+  bool have_last;
+  bool repeated = false;
+
+  result_type operator()() noexcept {
+    const std::uint64_t word = rng();
+    repeated = repeated || (have_last && word == last);
+    last = word;
+    have_last = true;
+    return word;
+  }
+};
+
+}  // namespace detail
 
 /// A minibatch: up to Capacity row indices, distinct, in a fixed-capacity array.
 template <int Capacity>
@@ -91,7 +134,8 @@ class MinibatchSampler {
 
   /// Takes the caller's buffer `indices` of n_rows entries and fills it with 0..n_rows-1.
   /// Check valid() afterwards: it fails for a null buffer, n_rows = 0 or >= 2^32, or a
-  /// batch_size outside [1, min(Capacity, n_rows)]; an invalid sampler yields empty batches.
+  /// batch_size outside [1, min(Capacity, n_rows)]; next() on an invalid sampler returns
+  /// InvalidParameter and an empty batch.
   MinibatchSampler(std::uint32_t* indices, std::size_t n_rows, std::size_t batch_size) noexcept
       : indices_(indices), n_rows_(n_rows), batch_size_(batch_size) {
     valid_ = indices != nullptr && n_rows >= 1 &&
@@ -105,31 +149,48 @@ class MinibatchSampler {
   /// True when the constructor's arguments were usable.
   bool valid() const noexcept { return valid_; }
 
-  /// Writes the next batch into `out` (out.size = batch_size, or 0 when !valid()).
+  /// Writes the next batch into `out`. Returns Ok with out.size = batch_size; otherwise
+  /// out.size = 0 and the sampler (permutation, position, epoch) is unchanged: InvalidParameter
+  /// when !valid(), CapReached when a draw reaches kMaxIndexRejections or the RNG gives the same
+  /// 64-bit word twice in a row (watched across calls, so a constant RNG fails from its second
+  /// word on; a good RNG does so with probability 2^-64 per word). An empty batch makes the
+  /// minibatch gradient NaN, so a step that ignores the code fails too (NonFiniteGradient). The
+  /// code is a plain StatusCode, not the [[nodiscard]] Status, so callers may rely on that alone.
   template <class Rng>
-  void next(Rng& rng, Batch& out) noexcept {
+  StatusCode next(Rng& rng, Batch& out) noexcept {
     check_rng<Rng>();
     out.size = 0;
-    if (!valid_) return;
-    if (position_ + batch_size_ > n_rows_) {  // too few unused rows left: next epoch
-      position_ = 0;
-      ++epoch_;
+    if (!valid_) return StatusCode::InvalidParameter;
+    const bool new_epoch = position_ + batch_size_ > n_rows_;  // too few unused rows left
+    const std::size_t start = new_epoch ? 0 : position_;
+    // Draw every swap offset first (into out.index), and touch the permutation only once all of
+    // them succeeded. The offsets do not depend on the permutation, so the draws are the same.
+    detail::RepetitionWatch<Rng> watched{rng, last_word_, have_word_};
+    Status drawn = StatusCode::Ok;
+    for (std::size_t k = 0; k < batch_size_ && drawn; ++k) {
+      drawn = uniform_below(watched, static_cast<std::uint32_t>(n_rows_ - start - k), out.index[k]);
+      if (watched.repeated) drawn = StatusCode::CapReached;
     }
+    last_word_ = watched.last;
+    have_word_ = watched.have_last;
+    if (!drawn) return drawn.code;
     for (std::size_t k = 0; k < batch_size_; ++k) {
-      const std::size_t i = position_ + k;
-      const std::size_t j = i + uniform_below(rng, static_cast<std::uint32_t>(n_rows_ - i));
+      const std::size_t i = start + k;
+      const std::size_t j = i + out.index[k];
       std::swap(indices_[i], indices_[j]);
       out.index[k] = indices_[i];
     }
     out.size = batch_size_;
-    position_ += batch_size_;
+    position_ = start + batch_size_;
+    if (new_epoch) ++epoch_;
+    return StatusCode::Ok;
   }
 
-  /// The next batch, returned by value.
+  /// The next batch, returned by value: size 0 on any failure (see next(rng, out)).
   template <class Rng>
   Batch next(Rng& rng) noexcept {
     Batch b;
-    next(rng, b);
+    (void)next(rng, b);
     return b;
   }
 
@@ -152,6 +213,8 @@ class MinibatchSampler {
   std::size_t batch_size_;
   std::size_t position_ = 0;
   std::uint64_t epoch_ = 0;
+  std::uint64_t last_word_ = 0;  // the RNG's last word seen by next(), for the repetition test
+  bool have_word_ = false;
   bool valid_ = false;
 };
 

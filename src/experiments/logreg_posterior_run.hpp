@@ -1,0 +1,377 @@
+// SPDX-License-Identifier: MIT
+// Host-only: the per-dimension part of the posterior comparison (docs/stan-comparison.md) — the
+// chains of every sampler on all rows of one data set, with the library's adaptation (adapt/),
+// preconditioning (models/preconditioned.hpp) and control variates (data/control_variate.hpp).
+#pragma once
+
+#include <time.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "experiments/logreg_posterior.hpp"
+#include "experiments/logreg_run.hpp"
+#include "sgmcmc/adapt/dual_averaging.hpp"
+#include "sgmcmc/adapt/sg_step_size.hpp"
+#include "sgmcmc/adapt/windowed.hpp"
+#include "sgmcmc/data/control_variate.hpp"
+#include "sgmcmc/data/minibatch.hpp"
+#include "sgmcmc/host/rng.hpp"
+#include "sgmcmc/models/logistic.hpp"
+#include "sgmcmc/models/preconditioned.hpp"
+#include "sgmcmc/samplers/nuts.hpp"
+#include "sgmcmc/samplers/sghmc.hpp"
+#include "sgmcmc/samplers/sgld.hpp"
+
+namespace sgmcmc::logreg {
+
+/// CPU time of the calling thread, in seconds (the machine is shared: wall time would count the
+/// other processes).
+inline double cpu_seconds_now() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
+
+/// One prepared data set (all rows) with its geometry (MAP, Hessian: logreg_core.cpp).
+struct PosteriorInput {
+  const data::Dataset* data = nullptr;
+  std::string name;
+  Geometry geometry;
+  double setup_seconds = 0.0;  ///< CPU time of the MAP and the Hessian
+};
+
+/// Runs every method of s.methods (out: one PosteriorRun per method, same order). Instantiated
+/// for the six dimensions in the generated logreg_dim_<D>.cpp files.
+template <int Dim>
+void run_posterior(const PosteriorInput& in, const PosteriorSettings& s,
+                   std::vector<PosteriorRun>& out);
+
+namespace detail {
+
+/// Pools K chains' kept draws (each kept × Dim, row-major) into per-coefficient mean, sd, bulk
+/// ESS.
+inline void summarise_chains(const std::vector<std::vector<double>>& chains, int dim,
+                             PosteriorRun& run) {
+  std::size_t n = chains.empty() ? 0 : chains[0].size() / std::size_t(dim);
+  for (const auto& c : chains) n = std::min(n, c.size() / std::size_t(dim));
+  run.kept = n * chains.size();
+  run.mean.assign(std::size_t(dim), 0.0);
+  run.sd.assign(std::size_t(dim), 0.0);
+  run.ess.assign(std::size_t(dim), 0.0);
+  if (n < 4) {
+    run.ok = false;
+    run.error = "fewer than 4 kept draws per chain";
+    return;
+  }
+  std::vector<std::vector<double>> per(chains.size(), std::vector<double>(n));
+  for (int j = 0; j < dim; ++j) {
+    double sum = 0.0;
+    for (std::size_t c = 0; c < chains.size(); ++c) {
+      for (std::size_t t = 0; t < n; ++t) {
+        per[c][t] = chains[c][t * std::size_t(dim) + std::size_t(j)];
+        sum += per[c][t];
+      }
+    }
+    const double m = sum / double(run.kept);
+    double ss = 0.0;
+    for (const auto& c : per) {
+      for (double v : c) ss += (v - m) * (v - m);
+    }
+    run.mean[std::size_t(j)] = m;
+    run.sd[std::size_t(j)] = std::sqrt(ss / double(run.kept - 1));
+    run.ess[std::size_t(j)] = ess_bulk(per);
+  }
+}
+
+/// The lengths of the step-size windows of an SG warm-up of `warmup` steps: w, 2w, 4w, ..., the
+/// last one stretched to the end (no window shorter than w).
+inline std::vector<std::size_t> sg_windows(std::size_t warmup, std::size_t w) {
+  std::vector<std::size_t> out;
+  std::size_t used = 0, len = std::max<std::size_t>(w, 1);
+  while (used < warmup) {
+    std::size_t take = std::min(len, warmup - used);
+    if (warmup - used - take < len * 2) take = warmup - used;  // stretch the last window
+    out.push_back(take);
+    used += take;
+    len *= 2;
+  }
+  return out;
+}
+
+/// NUTS in the whitened coordinates of the Laplace approximation, Stan's windowed warm-up: dual
+/// averaging of h on every warm-up transition, the dense metric re-estimated at the end of each
+/// slow window (the chain is carried across by θ), h frozen at the averaged value afterwards.
+template <int Dim, class LR>
+void nuts_chain(const PosteriorInput& in, const PosteriorSettings& s, const LR& lr, host::Rng& rng,
+                std::vector<double>& draws, PosteriorRun& run) {
+  using Vec = Vector<double, Dim>;
+  using Mat = Matrix<double, Dim, Dim>;
+  const Geometry& g = in.geometry;
+  Vec map;
+  Mat hess;
+  for (Index i = 0; i < Dim; ++i) {
+    map[i] = g.map[i];
+    for (Index j = 0; j < Dim; ++j) hess(i, j) = g.hessian(i, j);
+  }
+  OwnedPreconditioned<LR, double, Dim, true> pm(lr);
+  if (!pm.set_precision(map, hess)) {
+    run.error = "the Hessian at the MAP is not positive definite";
+    return;
+  }
+  NUTS<double, Dim> sampler;
+  DualAveraging<double> da({s.nuts_target, 0.05, 10.0, 0.75});
+  double h = 0.5;
+  static_cast<void>(da.restart(h));
+  static_cast<void>(sampler.set_step_size(h));
+  auto z = sampler.start(Vec::Zero().eval());
+  WindowedMetric<double, Dim, true> windows(s.nuts_warmup);
+  Mat cov;
+  const std::size_t total = s.nuts_warmup + s.nuts_draws;
+  std::uint64_t leapfrogs = 0, hits = 0;
+  for (std::size_t t = 0; t < total; ++t) {
+    if (Status st = sampler.step(z, pm, rng); !st) {
+      run.error = std::string(st.message()) + " at NUTS transition " + std::to_string(t);
+      return;
+    }
+    const typename NUTS<double, Dim>::Info info = z.extra();
+    run.gradient_evals += std::uint64_t(info.leapfrog_steps + 1) * lr.rows();
+    if (t < s.nuts_warmup) {
+      h = da.update(double(info.accept_stat));
+      const Vec theta = pm.position(z.position());
+      if (windows.add(theta, cov) && s.nuts_windows) {
+        if (pm.set_covariance(map, cov)) {
+          z.position() = pm.whiten(theta);
+          static_cast<void>(da.restart(h));
+        }
+      }
+      if (t + 1 == s.nuts_warmup) h = da.averaged_step_size();
+      static_cast<void>(sampler.set_step_size(h));
+    } else {
+      leapfrogs += std::uint64_t(info.leapfrog_steps);
+      hits += info.max_depth ? 1 : 0;
+      run.divergent += info.divergent ? 1 : 0;
+      const Vec theta = pm.position(z.position());
+      draws.insert(draws.end(), theta.data(), theta.data() + Dim);
+    }
+  }
+  run.step_size += sampler.step_size();
+  run.leapfrog += double(leapfrogs) / double(std::max<std::size_t>(1, s.nuts_draws));
+  run.treedepth_hit += double(hits) / double(std::max<std::size_t>(1, s.nuts_draws));
+}
+
+/// What differs between the stochastic-gradient chains.
+enum class SGKind { SGHMC, SGLD, SGHMCHot };
+
+/// SGHMC-CV / SGLD-CV: control-variate gradients at the MAP, dense preconditioning by the
+/// Laplace approximation (optionally re-estimated from the warm-up's draws in Stan's windows), h
+/// adapted by the configurational temperature in doubling windows, then frozen.
+template <int Dim, class LR>
+void sg_cv_chain(const PosteriorInput& in, const PosteriorSettings& s, const LR& lr, SGKind kind,
+                 host::Rng& rng, std::vector<double>& draws, PosteriorRun& run) {
+  using Vec = Vector<double, Dim>;
+  using Mat = Matrix<double, Dim, Dim>;
+  using CV = OwnedControlVariateGradient<LR, kBatchCapacity, double, Dim>;
+  using Pre = OwnedPreconditioned<CV, double, Dim, true>;
+  const Geometry& g = in.geometry;
+  const std::size_t rows = lr.rows();
+  Vec map;
+  Mat hess;
+  for (Index i = 0; i < Dim; ++i) {
+    map[i] = g.map[i];
+    for (Index j = 0; j < Dim; ++j) hess(i, j) = g.hessian(i, j);
+  }
+  CV cv(lr, rows);
+  if (!cv.set_reference(map)) {
+    run.error = "non-finite gradient at the MAP";
+    return;
+  }
+  run.gradient_evals += rows;
+  Pre pm(cv);
+  if (!pm.set_precision(map, hess)) {
+    run.error = "the Hessian at the MAP is not positive definite";
+    return;
+  }
+  std::vector<std::uint32_t> order(rows);
+  const std::size_t n = std::min(s.batch, std::min<std::size_t>(rows, kBatchCapacity));
+  MinibatchSampler<kBatchCapacity> batches(order.data(), rows, n);
+  if (!batches.valid()) {
+    run.error = "invalid minibatch size";
+    return;
+  }
+  ConfigurationalTemperature<double, Dim> temp;
+  temp.reset(Vec::Zero());
+  TemperatureProbe<Pre, double, Dim> probe(pm, &temp);
+  SGStepSizeParams<double> rule;
+  rule.decay = s.sg_decay;
+  rule.tolerance = s.sg_tolerance;
+  const bool langevin = kind == SGKind::SGLD;
+  const double order_p = langevin ? 1.0 : 2.0;
+  double h = langevin ? sgld_initial_step(1.0, rule) : sghmc_initial_step(1.0, rule);
+  if (kind == SGKind::SGHMCHot) h *= s.noadapt_factor;
+  SGHMC<double, Dim> sghmc({h, rule.decay / h, 1.0});
+  SGLD<double, Dim> sgld(typename SGLD<double, Dim>::Params{h, {}});
+  auto zh = sghmc.start(Vec::Zero().eval());
+  auto zl = sgld.start(Vec::Zero().eval());
+  if (!langevin) static_cast<void>(sghmc.refresh_momentum(zh, rng));
+  auto step = [&]() -> Status {
+    batches.next(rng, cv.batch());
+    run.gradient_evals += 2 * n;
+    return langevin ? sgld.step(zl, probe, rng) : sghmc.step(zh, probe, rng);
+  };
+  auto eta = [&]() -> Vec { return langevin ? Vec(zl.position()) : Vec(zh.position()); };
+  auto set_h = [&](double hn) {
+    h = hn;
+    if (langevin) {
+      static_cast<void>(sgld.set_step_size(h));
+    } else {
+      static_cast<void>(sghmc.set_params({h, rule.decay / h, 1.0}));
+    }
+  };
+  // Warm-up: step-size windows (skipped by the hot control), and optionally the metric windows.
+  WindowedMetric<double, Dim, true> metric(s.sg_warmup,
+                                           {s.sg_warmup / 10, s.sg_warmup / 5, s.sg_warmup / 10});
+  Mat cov;
+  const std::vector<std::size_t> windows = sg_windows(s.sg_warmup, s.sg_window);
+  std::size_t t = 0;
+  for (std::size_t w : windows) {
+    temp.clear();
+    for (std::size_t k = 0; k < w; ++k, ++t) {
+      if (Status st = step(); !st) {
+        run.error = std::string(st.message()) + " at warm-up step " + std::to_string(t);
+        return;
+      }
+      const Vec theta = pm.position(eta());
+      if (metric.add(theta, cov) && s.sg_metric_windows) {
+        if (pm.set_covariance(map, cov)) {
+          const Vec e = pm.whiten(theta);
+          if (langevin) {
+            zl.position() = e;
+          } else {
+            zh.position() = e;
+            static_cast<void>(sghmc.refresh_momentum(zh, rng));
+          }
+          temp.clear();
+        }
+      }
+    }
+    if (kind != SGKind::SGHMCHot && temp.count() > 0) {
+      set_h(adapt_sg_step(h, temp.mean_temperature(), order_p, rule));
+    }
+  }
+  // Sampling: h frozen; the temperature of the whole run is reported.
+  temp.clear();
+  const std::size_t thin =
+      std::max<std::size_t>(1, s.sg_steps / std::max<std::size_t>(1, s.sg_kept));
+  for (std::size_t k = 0; k < s.sg_steps; ++k) {
+    if (Status st = step(); !st) {
+      run.error = std::string(st.message()) + " at step " + std::to_string(k);
+      return;
+    }
+    if ((k + 1) % thin == 0) {
+      const Vec theta = pm.position(eta());
+      draws.insert(draws.end(), theta.data(), theta.data() + Dim);
+    }
+  }
+  run.step_size += h;
+  run.temperature += temp.mean_temperature();
+}
+
+/// SGHMC as in the AUROC protocol (docs/experiments/logreg.md): plain minibatch gradients in θ,
+/// h = ρ/√L with ρ = 0.2, C = α/h, α = 0.1, started at the MAP.
+template <int Dim, class LR>
+void sghmc_plain_chain(const PosteriorInput& in, const PosteriorSettings& s, const LR& lr,
+                       host::Rng& rng, std::vector<double>& draws, PosteriorRun& run) {
+  using Vec = Vector<double, Dim>;
+  using MB = MinibatchGradient<LR, kBatchCapacity>;
+  const std::size_t rows = lr.rows();
+  const std::size_t n = std::min(s.batch, std::min<std::size_t>(rows, kBatchCapacity));
+  std::vector<std::uint32_t> order(rows);
+  MinibatchSampler<kBatchCapacity> batches(order.data(), rows, n);
+  MB model(lr, rows);
+  const double h = 0.2 / std::sqrt(in.geometry.lipschitz);
+  SGHMC<double, Dim> sampler({h, 0.1 / h, 1.0});
+  Vec map;
+  for (Index i = 0; i < Dim; ++i) map[i] = in.geometry.map[i];
+  auto z = sampler.start(map);
+  const std::size_t total = s.sg_warmup + s.sg_steps;
+  const std::size_t thin =
+      std::max<std::size_t>(1, s.sg_steps / std::max<std::size_t>(1, s.sg_kept));
+  for (std::size_t t = 0; t < total; ++t) {
+    batches.next(rng, model.batch());
+    run.gradient_evals += n;
+    if (Status st = sampler.step(z, model, rng); !st) {
+      run.error = std::string(st.message()) + " at step " + std::to_string(t);
+      return;
+    }
+    if (t >= s.sg_warmup && (t - s.sg_warmup + 1) % thin == 0) {
+      const Vec theta = z.position();
+      draws.insert(draws.end(), theta.data(), theta.data() + Dim);
+    }
+  }
+  run.step_size += h;
+}
+
+}  // namespace detail
+
+template <int Dim>
+void run_posterior(const PosteriorInput& in, const PosteriorSettings& s,
+                   std::vector<PosteriorRun>& out) {
+  using LR = LogisticRegression<double, Dim, int>;
+  const data::Dataset& d = *in.data;
+  const LR lr(d.x.data(), d.y.data(), d.rows, s.prior_sd);
+  out.clear();
+  for (std::size_t m = 0; m < s.methods.size(); ++m) {
+    const PosteriorMethod id = s.methods[m];
+    PosteriorRun run;
+    run.method = id;
+    run.setup_seconds = in.setup_seconds;
+    std::vector<std::vector<double>> chains(s.chains);
+    double seconds = in.setup_seconds;
+    bool ok = true;
+    for (std::size_t c = 0; c < s.chains && ok; ++c) {
+      host::Rng rng(s.seed, 1000 * std::uint64_t(id) + c + 1);
+      const double t0 = cpu_seconds_now();
+      run.error.clear();
+      switch (id) {
+        case PosteriorMethod::NUTS:
+          detail::nuts_chain<Dim>(in, s, lr, rng, chains[c], run);
+          break;
+        case PosteriorMethod::SGHMCCV:
+          detail::sg_cv_chain<Dim>(in, s, lr, detail::SGKind::SGHMC, rng, chains[c], run);
+          break;
+        case PosteriorMethod::SGLDCV:
+          detail::sg_cv_chain<Dim>(in, s, lr, detail::SGKind::SGLD, rng, chains[c], run);
+          break;
+        case PosteriorMethod::SGHMCCVNoAdapt:
+          detail::sg_cv_chain<Dim>(in, s, lr, detail::SGKind::SGHMCHot, rng, chains[c], run);
+          break;
+        case PosteriorMethod::SGHMCPlain:
+          detail::sghmc_plain_chain<Dim>(in, s, lr, rng, chains[c], run);
+          break;
+      }
+      seconds += cpu_seconds_now() - t0;
+      ok = run.error.empty();
+      if (s.progress) {
+        s.progress(in.name + ": " + posterior_method_key(id) + ", chain " + std::to_string(c + 1));
+      }
+    }
+    run.cpu_seconds = seconds;
+    if (ok) {
+      run.ok = true;
+      const double k = double(s.chains);
+      run.step_size /= k;
+      run.temperature /= k;
+      run.leapfrog /= k;
+      run.treedepth_hit /= k;
+      detail::summarise_chains(chains, Dim, run);
+    }
+    out.push_back(run);
+  }
+}
+
+}  // namespace sgmcmc::logreg
