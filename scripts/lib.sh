@@ -7,6 +7,8 @@ SGMCMC_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # IDX loader, and the FashionMNIST data its test and the network experiment read).
 SGMCMC_PACKAGES=(cmake make g++ libeigen3-dev doctest-dev libbenchmark-dev gnuplot-nox clang
   libclang-rt-14-dev zlib1g-dev dataset-fashion-mnist)
+SGMCMC_PACKAGES+=(libtbb-dev libopenmpi-dev openmpi-bin)  # chains on threads and ranks (tests/parallel)
+SGMCMC_STAN_PACKAGES=(r-cran-rstan)  # only scripts/logreg-stan (Stan NUTS beside the library)
 
 # ensure_packages PKG...: apt-get install only those not installed; nothing when all are present.
 ensure_packages() {
@@ -31,4 +33,32 @@ configure_and_build() {
   shift
   cmake -S "$SGMCMC_ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=Release -DSGMCMC_WERROR=ON "$@" >/dev/null
   cmake --build "$dir" -j "$(nproc)"
+}
+
+# replace_doc_block FILE NAME: replaces the lines between the markers "<!-- NAME:begin -->" and
+# "<!-- NAME:end -->" of FILE (a generated table in a doc) with standard input.
+replace_doc_block() {
+  local file=$1 name=$2
+  local begin="<!-- $name:begin -->" end="<!-- $name:end -->"
+  if ! grep -qxF "$begin" "$file" || ! grep -qxF "$end" "$file"; then
+    echo "scripts: $file has no $begin ... $end block" >&2
+    return 1
+  fi
+  local block tmp
+  block=$(mktemp)
+  tmp=$(mktemp)
+  cat >"$block"
+  awk -v b="$begin" -v e="$end" -v f="$block" '
+    $0 == b { print; while ((getline line < f) > 0) print line; skip = 1; next }
+    $0 == e { skip = 0 }
+    !skip { print }' "$file" >"$tmp"
+  mv "$tmp" "$file"
+  rm -f "$block"
+}
+
+# machine_line: "CPU model, N logical CPUs; kernel" for the tables' provenance lines.
+machine_line() {
+  local cpu
+  cpu=$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | sed 's/.*: //' || true)
+  echo "${cpu:-unknown CPU}, $(nproc) logical CPUs; $(uname -sr)"
 }

@@ -1,7 +1,12 @@
 // SPDX-License-Identifier: MIT
-// Umbrella header: the core engine and every named sampler.
+// Umbrella header: the core engine, every named sampler, adaptation, chain batches, diagnostics
+// and the run driver (data, models, ports and the threaded/MPI runners have their own headers).
 #pragma once
 
+#include "sgmcmc/adapt/dual_averaging.hpp"
+#include "sgmcmc/adapt/sg_step_size.hpp"
+#include "sgmcmc/adapt/windowed.hpp"
+#include "sgmcmc/batch/batch.hpp"
 #include "sgmcmc/core/integrator.hpp"
 #include "sgmcmc/core/kinetic.hpp"
 #include "sgmcmc/core/kinetic_mg.hpp"
@@ -15,11 +20,13 @@
 #include "sgmcmc/core/types.hpp"
 #include "sgmcmc/diagnostics/ess.hpp"
 #include "sgmcmc/diagnostics/ksd.hpp"
+#include "sgmcmc/diagnostics/mcse.hpp"
 #include "sgmcmc/diagnostics/rhat.hpp"
 #include "sgmcmc/diagnostics/welford.hpp"
 #include "sgmcmc/port/clock.hpp"
 #include "sgmcmc/port/rng.hpp"
 #include "sgmcmc/run/driver.hpp"
+#include "sgmcmc/run/realtime.hpp"
 #include "sgmcmc/samplers/hmc.hpp"
 #include "sgmcmc/samplers/naive.hpp"
 #include "sgmcmc/samplers/nuts.hpp"

@@ -428,7 +428,12 @@ Result run(Method m, const Data& data, const Settings& s) {
   host::Rng setup_rng(s.seed, 0);
   if (s.shuffle_labels) {
     for (std::size_t i = labels.size(); i > 1; --i) {
-      std::swap(labels[i - 1], labels[uniform_below(setup_rng, std::uint32_t(i))]);
+      std::uint32_t j = 0;
+      if (uniform_below(setup_rng, std::uint32_t(i), j) != StatusCode::Ok) {
+        r.status = "label shuffle: the RNG reached its rejection cap";
+        return r;
+      }
+      std::swap(labels[i - 1], labels[j]);
     }
   }
   Net net(data.train_pixels, labels.data(), data.n_train, g_workspace);

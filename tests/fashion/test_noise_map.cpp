@@ -112,8 +112,9 @@ TEST_CASE("end_subbatches is unbiased for the exact minibatch covariance (negati
   for (int i = 0; i < N; ++i) order[i] = std::uint32_t(i);
   for (int b = 0; b < batches; ++b) {
     for (int k = 0; k < n; ++k) {  // a uniformly random n-subset, in random order
-      const int j = k + int(sgmcmc::uniform_below(rng, std::uint32_t(N - k)));
-      std::swap(order[k], order[j]);
+      std::uint32_t u = 0;
+      REQUIRE(sgmcmc::uniform_below(rng, std::uint32_t(N - k), u) == sgmcmc::StatusCode::Ok);
+      std::swap(order[k], order[k + int(u)]);
     }
     est.begin_batch();
     per_example.begin_batch();

@@ -964,7 +964,10 @@ class Recipe {
     }
     not_psd = not_psd || neg;
     using std::sqrt;
-    if constexpr (chunk * int(sizeof(Scalar)) >= 64) {
+    // Packet square roots only for double: Eigen's float packet sqrt under EIGEN_FAST_MATH (its
+    // default) is rsqrt + one Newton step, 1–2 ulp off std::sqrt, which would make σ differ from
+    // lane_sigma's and depend on the chunking.
+    if constexpr (chunk * int(sizeof(Scalar)) >= 64 && std::is_same_v<Scalar, double>) {
       if (n == chunk) {  // a whole chunk: packet square roots over a fixed size
         Eigen::Map<Eigen::Array<Scalar, chunk, 1>> a(out);
         a = a.sqrt();
