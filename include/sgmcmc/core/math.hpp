@@ -192,13 +192,15 @@ inline S sqrt(S x) noexcept {
     return r;
   }
 #elif defined(__aarch64__)
-  S r;
-  if constexpr (std::is_same_v<S, float>) {
-    asm("fsqrt %s0, %s1" : "=w"(r) : "w"(x));
-  } else {
-    asm("fsqrt %d0, %d1" : "=w"(r) : "w"(x));
+  {
+    S r;
+    if constexpr (std::is_same_v<S, float>) {
+      asm("fsqrt %s0, %s1" : "=w"(r) : "w"(x));
+    } else {
+      asm("fsqrt %d0, %d1" : "=w"(r) : "w"(x));
+    }
+    return r;
   }
-  return r;
 #elif defined(__SSE2__) || defined(_M_X64)
   if constexpr (std::is_same_v<S, float>) {
     return _mm_cvtss_f32(_mm_sqrt_ss(_mm_set_ss(x)));
