@@ -35,6 +35,14 @@
 #include "sgmcmc/core/structure.hpp"
 #include "sgmcmc/core/types.hpp"
 
+// noexcept and always_inline for a lambda: GCC takes the GNU attribute after noexcept, clang only
+// before it (and neither applies a standard [[gnu::always_inline]] there).
+#if defined(__clang__)
+#define SGMCMC_NOEXCEPT_INLINE_LAMBDA __attribute__((always_inline)) noexcept
+#else
+#define SGMCMC_NOEXCEPT_INLINE_LAMBDA noexcept __attribute__((always_inline))
+#endif
+
 namespace sgmcmc {
 
 namespace detail {
@@ -1276,7 +1284,7 @@ class Recipe {
     const Parts pt = parts();
 
     // Coordinate i = c0 + j, partial sum l: reads and writes coordinate i only.
-    auto lane = [&](Index c0, Index j) noexcept __attribute__((always_inline)) {
+    auto lane = [&](Index c0, Index j) SGMCMC_NOEXCEPT_INLINE_LAMBDA {
       const Index i = c0 + j;
       LaneT x;
       detail::static_for<blocks>([&](auto b) { x.v[b] = lane_block(b) ? p.cur[b][i] : sv[b]; });

@@ -82,7 +82,7 @@ class SamplerBase {
   template <class St, class X, class Rng>
   Status start(St& z, const Eigen::MatrixBase<X>& theta0, Rng& rng) const noexcept {
     check_rng<Rng>();
-    if constexpr (RandomInit<St, X, Rng>::value) {
+    if constexpr (RandomInit<Derived, St, X, Rng>::value) {
       if (Status s = status(); !s) return s;
       if (!detail::all_finite(theta0.derived())) return StatusCode::NonFiniteState;
       // The new state is built in the copy z does not show; a draw that fails (CapReached)
@@ -136,11 +136,13 @@ class SamplerBase {
  private:
   // Whether Derived draws its auxiliary variables in start(z, θ0, rng). Detected here, inside
   // the base every sampler befriends, because init_state is private.
-  template <class St, class X, class Rng, class = void>
+  // D is Derived, a parameter so that the expression is dependent: clang would otherwise look
+  // init_state up when SamplerBase is instantiated, while Derived is still incomplete.
+  template <class D, class St, class X, class Rng, class = void>
   struct RandomInit : std::false_type {};
-  template <class St, class X, class Rng>
-  struct RandomInit<St, X, Rng,
-                    std::void_t<decltype(std::declval<const Derived&>().init_state(
+  template <class D, class St, class X, class Rng>
+  struct RandomInit<D, St, X, Rng,
+                    std::void_t<decltype(std::declval<const D&>().init_state(
                         std::declval<St&>(), std::declval<const X&>(), std::declval<Rng&>()))>>
       : std::true_type {};
 
