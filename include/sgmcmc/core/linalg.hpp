@@ -74,18 +74,19 @@ bool cholesky_inverse(const Matrix<T, N, N>& a, Matrix<T, N, N>& inv) noexcept {
 inline constexpr int kMaxJacobiSweeps = 50;
 
 /// Symmetric eigen-decomposition A = V diag(λ) Vᵀ by cyclic Jacobi rotations (Golub & Van Loan,
-/// Algorithm 8.5.3), plain floating-point scalars, bounded time: at most kMaxJacobiSweeps sweeps of
-/// N(N−1)/2 rotations. Only A's lower triangle is read. Eigenvalues are unordered; V is
-/// orthogonal to rounding. A must be finite (the caller checks).
+/// Algorithm 8.5.3), plain floating-point scalars, bounded time: at most max_sweeps sweeps of
+/// N(N−1)/2 rotations (docs/REALTIME.md gives one sweep's instructions on the Cortex-M4F; the
+/// worst case is max_sweeps times that). Only A's lower triangle is read. Eigenvalues are
+/// unordered; V is orthogonal to rounding. A must be finite (the caller checks).
 template <class T, int N>
-void symmetric_eigen(const Matrix<T, N, N>& a_in, Vector<T, N>& lambda,
-                     Matrix<T, N, N>& v) noexcept {
+void symmetric_eigen(const Matrix<T, N, N>& a_in, Vector<T, N>& lambda, Matrix<T, N, N>& v,
+                     int max_sweeps = kMaxJacobiSweeps) noexcept {
   static_assert(std::is_floating_point_v<T>, "symmetric_eigen works on plain scalars");
   using std::fabs;
   using std::sqrt;
   Matrix<T, N, N> a = a_in.template selfadjointView<Eigen::Lower>();
   v.setIdentity();
-  for (int sweep = 0; sweep < kMaxJacobiSweeps; ++sweep) {
+  for (int sweep = 0; sweep < max_sweeps; ++sweep) {
     T off(0), diag(0);
     for (Index i = 0; i < N; ++i) {
       diag += a(i, i) * a(i, i);

@@ -330,6 +330,11 @@ struct StateAccess {
   static void flip(StateBase<D, S>& z) noexcept {
     z.set_front(1 - z.front());
   }
+  /// flip(z) when `commit`, without a branch on it (the same instructions either way).
+  template <class D, class S>
+  static void flip_if(StateBase<D, S>& z, bool commit) noexcept {
+    z.set_front(z.front() ^ static_cast<int>(commit));
+  }
   /// Zeroes every scalar of copy `copy` (padding included).
   template <class D, class S>
   static void zero_copy(StateBase<D, S>& z, int copy) noexcept {

@@ -7,6 +7,7 @@
 
 #include <cmath>
 
+#include "sgmcmc/core/math.hpp"
 #include "sgmcmc/samplers/sampler.hpp"
 
 namespace sgmcmc {
@@ -178,19 +179,19 @@ class HMC : public SamplerBase<
       if (!std::isfinite(info.energy_error)) {
         info.divergent = true;
         accept = false;
-      } else if (info.energy_error > Scalar(0)) {
-        // Beyond 80 the probability is below 2e-35: 0, without an underflowing exp (errno).
-        info.accept_prob =
-            info.energy_error < Scalar(80) ? std::exp(-info.energy_error) : Scalar(0);
-        accept = uniform < info.accept_prob;
       } else {
-        info.accept_prob = Scalar(1);
+        // min(1, e^{-ΔE}) without a branch on ΔE: detail::exp of min(0, -ΔE) (e^0 = 1 exactly,
+        // gradual underflow to 0, no errno, a constant instruction count), so the real-time tick
+        // costs the same whether the trajectory is accepted or not (docs/REALTIME.md).
+        const Scalar e = info.energy_error;
+        info.accept_prob = detail::exp(detail::select(e > Scalar(0), -e, Scalar(0)));
+        accept = uniform < info.accept_prob;
       }
     } else if (accept) {
       info.accept_prob = Scalar(1);
     }
     info.accepted = accept;
-    if (accept) detail::StateAccess::flip(z);
+    detail::StateAccess::flip_if(z, accept);
     z.set_extra(info);
     return StatusCode::Ok;
   }

@@ -10,6 +10,7 @@
 #include "all_samplers.hpp"
 #include "count_phase.hpp"
 #include "sgmcmc/core/kinetic_mg.hpp"
+#include "sgmcmc/core/linalg.hpp"
 #include "sgmcmc/core/noise.hpp"
 #include "sgmcmc/cortex_m/console.hpp"
 #include "sgmcmc/cortex_m/count.hpp"
@@ -30,7 +31,7 @@ using sgmcmc::cortex_m::Rng;
 
 constexpr int kDim = SGMCMC_RT_DIM;
 constexpr int kSteps = 10000;  // counted steps per phase
-constexpr int kCapSteps = 20;  // counted steps at a cap (about 10^6 instructions each)
+constexpr int kCapSteps = 20;  // counted calls at a cap (up to about 10^6 instructions each)
 using Vec = sgmcmc::Vector<float, kDim>;
 
 const fw::Isotropic g_model;
@@ -114,12 +115,14 @@ int main() {
     p.metropolis = false;
     tick_phases("tick: HMC, L = 10, no Metropolis test", "refill: HMC, L = 10",
                 sgmcmc::HMC<float, kDim>(p), rng);
+    // With the Metropolis test: the acceptance probability is computed without a branch on the
+    // energy error and the commit is a select, so accepted and rejected ticks cost the same.
     p.metropolis = true;
     typename sgmcmc::HMC<float, kDim>::State z;
     const sgmcmc::HMC<float, kDim> hmc(p);
     if (!hmc.start(z, Vec::Constant(0.5f), rng)) ++g_failures;
     static sgmcmc::NoiseQueue<sgmcmc::HMC<float, kDim>, 1> queue;
-    next_phase("report", "tick: HMC, L = 10, Metropolis test");
+    next_phase("constant", "tick: HMC, L = 10, Metropolis test");
     for (int i = 0; i < kSteps; ++i) {
       queue.refill(rng);
       count::start();
@@ -127,6 +130,32 @@ int main() {
       count::stop();
       g_failures += st ? 0 : 1;
     }
+  }
+
+  // The Jacobi sweep cap (core/linalg.hpp, kMaxJacobiSweeps): one sweep of a dense symmetric
+  // matrix, every rotation taken (no off-diagonal entry is zero), whose count times the cap bounds
+  // symmetric_eigen; and the same matrix decomposed to convergence, for the sweeps it needs.
+  {
+    static sgmcmc::Matrix<float, kDim, kDim> a, v;
+    static sgmcmc::Vector<float, kDim> lambda;
+    for (int i = 0; i < kDim; ++i) {
+      for (int j = 0; j < kDim; ++j) {
+        a(i, j) = i == j ? float(kDim + i) : 1.0f / float(1 + i + j);
+      }
+    }
+    next_phase("report", "Jacobi eigen-sweep, one sweep of a dense matrix");
+    for (int i = 0; i < kCapSteps; ++i) {
+      count::start();
+      sgmcmc::detail::symmetric_eigen(a, lambda, v, 1);
+      count::stop();
+    }
+    next_phase("report", "Jacobi eigen-decomposition of the same matrix to convergence");
+    for (int i = 0; i < kCapSteps; ++i) {
+      count::start();
+      sgmcmc::detail::symmetric_eigen(a, lambda, v);
+      count::stop();
+    }
+    if (!lambda.allFinite()) ++g_failures;
   }
 
   // Negative control: the same SGLD step drawing through the portable transform varies.
