@@ -21,6 +21,7 @@
 #include "common/quadrature.hpp"
 #include "common/table.hpp"
 #include "demo/chain.hpp"
+#include "demo/convergence.hpp"
 #include "demo/targets.hpp"
 
 namespace {
@@ -92,9 +93,10 @@ struct TargetResult {
   demo::MomentOracle m1{};
   demo::MomentOracle m2{};
   std::vector<demo::ChainResult> chains;
-  std::vector<double> exact;             // exact i.i.d. draws, as many as each chain keeps
-  std::vector<common::Histogram> hists;  // [0] exact draws, [1 + k] chain k
-  std::vector<double> kl, err1, err2;    // same indexing as hists
+  std::vector<demo::Convergence> checks;  // same indexing as chains
+  std::vector<double> exact;              // exact i.i.d. draws, as many as each chain keeps
+  std::vector<common::Histogram> hists;   // [0] exact draws, [1 + k] chain k
+  std::vector<double> kl, err1, err2;     // same indexing as hists
   double z_oracle = 0.0;
   double z_quadrature = 0.0;
   double outside_mass = 0.0;  // true mass outside the histogram grid
@@ -174,6 +176,13 @@ bool run_target(const demo::Plan& plan, std::uint64_t index, TargetResult& res,
                      c.failure.c_str(), c.status.message());
       return false;
     }
+    res.checks.push_back(demo::check_convergence<Target>(kind, plan, index));
+    const demo::Convergence& v = res.checks.back();
+    if (!v.status) {
+      error = format("%s's convergence check on the %s target failed (%s): %s",
+                     demo::kind_name(kind), Target::key, v.failure.c_str(), v.status.message());
+      return false;
+    }
   }
 
   // Sets of as many exact i.i.d. draws as each chain keeps: the Monte-Carlo floor is their mean
@@ -226,11 +235,14 @@ std::string results_table(const TargetResult& r, long samples, std::string* md) 
   t.add_column("KL/floor");
   t.add_column(std::string(r.m1.label) + " err");
   t.add_column(std::string(r.m2.label) + " err");
+  t.add_column("R̂ (4)");
+  t.add_column("ESS (4)");
   t.add_column("ns/step");
   t.add_column("∇U/step");
   t.add_column("note", A::Left);
   const double floor = r.floor;
-  t.add_row({"exact i.i.d.", sci(floor), "1.0", err4(r.err1[0]), err4(r.err2[0]), "-", "-",
+  t.add_row({"exact i.i.d.", sci(floor), "1.0", err4(r.err1[0]), err4(r.err2[0]), "-", "-", "-",
+             "-",
              format("floor: mean KL of %d sets of N draws (sd %.1e)", kFloorSets, r.floor_sd)});
   t.add_rule();
   for (std::size_t k = 0; k < r.chains.size(); ++k) {
@@ -241,15 +253,26 @@ std::string results_table(const TargetResult& r, long samples, std::string* md) 
     } else if (demo::is_optimiser(c.kind)) {
       note = "optimiser (T = 0): KL expected huge";
     }
+    const demo::Convergence& v = r.checks[k];
     t.add_row({demo::kind_name(c.kind), sci(r.kl[k + 1]), format("%.1f", r.kl[k + 1] / floor),
-               err4(r.err1[k + 1]), err4(r.err2[k + 1]), format("%.1f", c.ns_per_step),
+               err4(r.err1[k + 1]), err4(r.err2[k + 1]), v.ran ? format("%.3f", v.max_rhat) : "-",
+               v.ran ? format("%.0f", v.min_ess) : "-", format("%.1f", c.ns_per_step),
                format("%d", c.grads_per_step), note});
   }
-  const std::string se = format(
-      "i.i.d. standard errors for N = %ld: %s ±%.4f, %s ±%.4f (chains are autocorrelated: "
-      "expect larger errors)\n",
-      samples, r.m1.label, std::sqrt(r.m1.variance / samples), r.m2.label,
-      std::sqrt(r.m2.variance / samples));
+  long check_draws = 0;
+  for (const demo::Convergence& v : r.checks) check_draws = v.ran ? v.draws_per_chain : check_draws;
+  const std::string se =
+      format(
+          "i.i.d. standard errors for N = %ld: %s ±%.4f, %s ±%.4f (chains are autocorrelated: "
+          "expect larger errors)\n",
+          samples, r.m1.label, std::sqrt(r.m1.variance / samples), r.m2.label,
+          std::sqrt(r.m2.variance / samples)) +
+      format(
+          "R̂ (4), ESS (4): %d more chains of the sampler from overdispersed starts, stepped "
+          "together by one Batch (docs/chains.md), %ld kept draws each: the largest split R̂ "
+          "and the smallest summed ESS over the coordinates (R̂ ≤ 1.01: no sign of "
+          "non-convergence)\n",
+          demo::kCheckChains, check_draws);
   if (md) *md = t.markdown() + "\n" + se;
   return t.text() + se;
 }
