@@ -502,14 +502,15 @@ int posterior_mode(const Options& opt, int argc, char** argv) {
     const double stan_rate = have_stan ? summary_value(stan_row, "min_ess_per_second") : NAN;
     common::Table t;
     t.add_column("sampler", common::Table::Align::Left);
-    for (const char* h : {"max \\|mean err\\|/sd", "sd ratio", "min ESS", "CPU s", "min ESS/s",
-                          "× Stan", "h", "notes"}) {
+    for (const char* h : {"max \\|mean err\\|/sd", "sd ratio", "min ESS", "max R̂", "CPU s",
+                          "min ESS/s", "× Stan", "h", "notes"}) {
       t.add_column(h);
     }
     for (const auto& r : runs) {
       if (!r.ok) {
         failed = true;
-        t.add_row({lr::posterior_method_name(r.method), "failed", "", "", "", "", "", "", r.error});
+        t.add_row(
+            {lr::posterior_method_name(r.method), "failed", "", "", "", "", "", "", "", r.error});
         continue;
       }
       const std::string path =
@@ -533,13 +534,15 @@ int posterior_mode(const Options& opt, int argc, char** argv) {
         notes = format("temperature %.3f", r.temperature);
       }
       t.add_row({lr::posterior_method_name(r.method), acc, ratio, num(r.min_ess(), "%.0f"),
-                 num(r.cpu_seconds, "%.2f"), num(r.ess_per_second(), "%.0f"),
+                 num(r.max_rhat(), "%.3f"), num(r.cpu_seconds, "%.2f"),
+                 num(r.ess_per_second(), "%.0f"),
                  have_stan ? num(r.ess_per_second() / stan_rate, "%.1f") : "–",
                  num(r.step_size, "%.3g"), notes});
     }
     if (have_stan) {
       t.add_row({"Stan NUTS (diag_e, defaults)", "", "",
                  num(summary_value(stan_row, "min_ess_bulk"), "%.0f"),
+                 num(summary_value(stan_row, "max_rhat"), "%.3f"),
                  num(summary_value(stan_row, "sampling_cpu_seconds"), "%.2f"),
                  num(stan_rate, "%.1f"), "1.0", num(summary_value(stan_row, "stepsize"), "%.3g"),
                  format("post-warmup CPU s; %.0f%% at max depth",

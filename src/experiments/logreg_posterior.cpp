@@ -13,6 +13,7 @@
 
 #include "experiments/logreg_core.hpp"
 #include "experiments/logreg_posterior_run.hpp"
+#include "sgmcmc/diagnostics/rhat.hpp"
 
 namespace sgmcmc::logreg {
 
@@ -170,8 +171,27 @@ double PosteriorRun::min_ess() const {
   if (ess.empty()) return kNaN;
   return *std::min_element(ess.begin(), ess.end());
 }
+double PosteriorRun::max_rhat() const {
+  if (rhat.empty()) return kNaN;
+  return *std::max_element(rhat.begin(), rhat.end());
+}
 double PosteriorRun::ess_per_second() const {
   return cpu_seconds > 0 ? min_ess() / cpu_seconds : kNaN;
+}
+
+double split_rhat(const std::vector<std::vector<double>>& draws) {
+  if (draws.size() < 2 || draws[0].size() < 4) return kNaN;
+  const std::size_t n = draws[0].size();
+  const std::size_t half = n / 2;
+  std::vector<Welford<double, 1>> halves(2 * draws.size());
+  for (std::size_t c = 0; c < draws.size(); ++c) {
+    if (draws[c].size() != n) return kNaN;
+    for (std::size_t t = 0; t < half; ++t) {
+      halves[2 * c].push(Vector<double, 1>::Constant(draws[c][t]));
+      halves[2 * c + 1].push(Vector<double, 1>::Constant(draws[c][n - half + t]));
+    }
+  }
+  return rhat_from_sequences(halves.data(), halves.size())[0];
 }
 
 double ess_bulk(const std::vector<std::vector<double>>& draws) {
@@ -230,9 +250,10 @@ Accuracy accuracy(const std::vector<double>& mean, const std::vector<double>& sd
 bool write_posterior_csv(const std::string& path, const PosteriorRun& run) {
   std::FILE* f = std::fopen(path.c_str(), "w");
   if (f == nullptr) return false;
-  std::fprintf(f, "coefficient,mean,sd,ess_bulk\n");
+  std::fprintf(f, "coefficient,mean,sd,ess_bulk,rhat\n");
   for (std::size_t j = 0; j < run.mean.size(); ++j) {
-    std::fprintf(f, "%zu,%.17g,%.17g,%.6g\n", j, run.mean[j], run.sd[j], run.ess[j]);
+    std::fprintf(f, "%zu,%.17g,%.17g,%.6g,%.6g\n", j, run.mean[j], run.sd[j], run.ess[j],
+                 j < run.rhat.size() ? run.rhat[j] : kNaN);
   }
   std::fprintf(
       f, "# cpu_seconds=%.6g setup_seconds=%.6g kept=%zu step_size=%.6g gradient_evals=%llu\n",

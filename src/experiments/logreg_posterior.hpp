@@ -50,6 +50,7 @@ struct PosteriorSettings {
   double sg_decay = 0.1;         ///< α = hC of SGHMC
   bool sg_metric_windows = false;  ///< re-estimate the dense preconditioner from SG draws
   double noadapt_factor = 4.0;     ///< the negative control's h: this times the rule's start
+  bool batch_plain = true;  ///< plain SGHMC with 4 chains: one Batch (the same draws, faster)
   std::vector<PosteriorMethod> methods = default_posterior_methods();
   std::function<void(const std::string&)> progress;  ///< after every chain; may be empty
 };
@@ -60,6 +61,7 @@ struct PosteriorRun {
   bool ok = false;
   std::string error;
   std::vector<double> mean, sd, ess;  ///< per coefficient (bulk ESS over the chains)
+  std::vector<double> rhat;           ///< per coefficient: split R̂ over the chains (BDA3)
   double cpu_seconds = 0.0;           ///< CPU time: setup (MAP, Hessian, reference) + every chain
   double setup_seconds = 0.0;         ///< the part spent on the MAP, the Hessian and ĝ
   std::size_t kept = 0;               ///< kept draws over all chains
@@ -70,6 +72,7 @@ struct PosteriorRun {
   double treedepth_hit = 0.0;         ///< NUTS: share of kept transitions at the maximal depth
   std::uint64_t gradient_evals = 0;   ///< per-example gradient evaluations, all chains
   double min_ess() const;
+  double max_rhat() const;        ///< the largest split R̂ (NaN without R̂)
   double ess_per_second() const;  ///< min ESS / cpu_seconds
 };
 
@@ -95,7 +98,8 @@ Accuracy accuracy(const std::vector<double>& mean, const std::vector<double>& sd
 std::vector<PosteriorRun> run_posterior_dataset(const std::string& name, const data::Dataset& raw,
                                                 const PosteriorSettings& s, std::string* error);
 
-/// Writes dir/NAME_KEY.csv: coefficient,mean,sd,ess_bulk then a comment line with the CPU seconds.
+/// Writes dir/NAME_KEY.csv: coefficient,mean,sd,ess_bulk,rhat then a comment line with the CPU
+/// seconds.
 bool write_posterior_csv(const std::string& path, const PosteriorRun& run);
 /// Reads a CSV with columns coefficient,mean,sd,ess_bulk (Stan's run_stan.R output or ours).
 bool read_moments_csv(const std::string& path, Moments& out, std::string* error);
@@ -103,5 +107,10 @@ bool read_moments_csv(const std::string& path, Moments& out, std::string* error)
 /// Rank-normalised split bulk ESS (Vehtari, Gelman, Simpson, Carpenter & Bürkner 2021), as Stan's
 /// ess_bulk: draws[c] is chain c's draws of one coordinate (equal lengths ≥ 4).
 double ess_bulk(const std::vector<std::vector<double>>& draws);
+
+/// Split R̂ (BDA3; diagnostics/rhat.hpp's rhat_from_sequences) of one coordinate: draws[c] is chain
+/// c's draws, each split in two halves (the middle draw of an odd length dropped). NaN for fewer
+/// than 2 chains or 4 draws per chain, or unequal lengths.
+double split_rhat(const std::vector<std::vector<double>>& draws);
 
 }  // namespace sgmcmc::logreg

@@ -18,9 +18,11 @@
 #include "sgmcmc/adapt/dual_averaging.hpp"
 #include "sgmcmc/adapt/sg_step_size.hpp"
 #include "sgmcmc/adapt/windowed.hpp"
+#include "sgmcmc/batch/batch.hpp"
 #include "sgmcmc/data/control_variate.hpp"
 #include "sgmcmc/data/minibatch.hpp"
 #include "sgmcmc/host/rng.hpp"
+#include "sgmcmc/host/streams.hpp"
 #include "sgmcmc/models/logistic.hpp"
 #include "sgmcmc/models/preconditioned.hpp"
 #include "sgmcmc/samplers/nuts.hpp"
@@ -63,6 +65,7 @@ inline void summarise_chains(const std::vector<std::vector<double>>& chains, int
   run.mean.assign(std::size_t(dim), 0.0);
   run.sd.assign(std::size_t(dim), 0.0);
   run.ess.assign(std::size_t(dim), 0.0);
+  run.rhat.assign(std::size_t(dim), 0.0);
   if (n < 4) {
     run.ok = false;
     run.error = "fewer than 4 kept draws per chain";
@@ -85,6 +88,7 @@ inline void summarise_chains(const std::vector<std::vector<double>>& chains, int
     run.mean[std::size_t(j)] = m;
     run.sd[std::size_t(j)] = std::sqrt(ss / double(run.kept - 1));
     run.ess[std::size_t(j)] = ess_bulk(per);
+    run.rhat[std::size_t(j)] = split_rhat(per);
   }
 }
 
@@ -316,6 +320,70 @@ void sghmc_plain_chain(const PosteriorInput& in, const PosteriorSettings& s, con
   run.step_size += h;
 }
 
+/// Chains of the batched plain SGHMC run.
+inline constexpr std::size_t kPlainBatchChains = 4;
+
+/// sghmc_plain_chain for kPlainBatchChains chains at once: one Batch<SGHMC, 4> (interleaved: the
+/// four chains' coordinates side by side, batch/batch.hpp), chain k drawing its minibatches and
+/// its noise from its own stream, host::Rng(seed, first_stream + k), in the same order as the
+/// single chain does; so chain k's draws are bit for bit those of sghmc_plain_chain with that
+/// stream (tests/posterior). draws[k] receives chain k's kept draws.
+template <int Dim, class LR>
+void sghmc_plain_batch(const PosteriorInput& in, const PosteriorSettings& s, const LR& lr,
+                       std::uint64_t first_stream, std::vector<std::vector<double>>& draws,
+                       PosteriorRun& run) {
+  constexpr int K = int(kPlainBatchChains);
+  using MB = MinibatchGradient<LR, kBatchCapacity>;
+  using Sampler = SGHMC<double, Dim>;
+  const std::size_t rows = lr.rows();
+  const std::size_t n = std::min(s.batch, std::min<std::size_t>(rows, kBatchCapacity));
+  std::vector<std::vector<std::uint32_t>> order(K, std::vector<std::uint32_t>(rows));
+  std::vector<MinibatchSampler<kBatchCapacity>> batches;
+  std::vector<MB> models;
+  for (int k = 0; k < K; ++k) {
+    batches.emplace_back(order[std::size_t(k)].data(), rows, n);
+    models.emplace_back(lr, rows);
+  }
+  const double h = 0.2 / std::sqrt(in.geometry.lipschitz);
+  const Batch<Sampler, K> batch(Sampler({h, 0.1 / h, 1.0}));
+  static typename Batch<Sampler, K>::State z;  // K · 2 copies of z: static, not on the stack
+  Vector<double, Dim> map;
+  for (Index i = 0; i < Dim; ++i) map[i] = in.geometry.map[i];
+  if (Status st = batch.start(z, map); !st) {
+    run.error = std::string(st.message()) + " at the start";
+    return;
+  }
+  auto rngs = host::chain_streams<K>(s.seed, first_stream);
+  draws.assign(std::size_t(K), {});
+  const std::size_t total = s.sg_warmup + s.sg_steps;
+  const std::size_t thin =
+      std::max<std::size_t>(1, s.sg_steps / std::max<std::size_t>(1, s.sg_kept));
+  for (std::size_t t = 0; t < total; ++t) {
+    for (std::size_t k = 0; k < std::size_t(K); ++k) {
+      if (batches[k].next(rngs[k], models[k].batch()) != StatusCode::Ok) {
+        run.error = "minibatch draw failed at step " + std::to_string(t);
+        return;
+      }
+    }
+    run.gradient_evals += n * std::uint64_t(K);
+    const BatchStatus<K> st = batch.step(z, per_chain(models), rngs);
+    for (int k = 0; k < K; ++k) {
+      if (!st[k]) {
+        run.error = std::string(st[k].message()) + " at step " + std::to_string(t) + " of chain " +
+                    std::to_string(k);
+        return;
+      }
+    }
+    if (t >= s.sg_warmup && (t - s.sg_warmup + 1) % thin == 0) {
+      for (int k = 0; k < K; ++k) {
+        const Vector<double, Dim> theta = z.position(k);
+        draws[std::size_t(k)].insert(draws[std::size_t(k)].end(), theta.data(), theta.data() + Dim);
+      }
+    }
+  }
+  run.step_size += h * K;
+}
+
 }  // namespace detail
 
 template <int Dim>
@@ -333,7 +401,22 @@ void run_posterior(const PosteriorInput& in, const PosteriorSettings& s,
     std::vector<std::vector<double>> chains(s.chains);
     double seconds = in.setup_seconds;
     bool ok = true;
-    for (std::size_t c = 0; c < s.chains && ok; ++c) {
+    const bool batched =
+        id == PosteriorMethod::SGHMCPlain && s.batch_plain && s.chains == detail::kPlainBatchChains;
+    if (batched) {
+      // The four chains in one Batch (same draws as one after the other, chain by chain).
+      const double t0 = cpu_seconds_now();
+      detail::sghmc_plain_batch<Dim>(in, s, lr, 1000 * std::uint64_t(id) + 1, chains, run);
+      seconds += cpu_seconds_now() - t0;
+      ok = run.error.empty();
+      if (s.progress) {
+        for (std::size_t c = 0; c < s.chains; ++c) {
+          s.progress(in.name + ": " + posterior_method_key(id) + " (one batch), chain " +
+                     std::to_string(c + 1));
+        }
+      }
+    }
+    for (std::size_t c = 0; c < s.chains && ok && !batched; ++c) {
       host::Rng rng(s.seed, 1000 * std::uint64_t(id) + c + 1);
       const double t0 = cpu_seconds_now();
       run.error.clear();
