@@ -123,7 +123,9 @@ inline float fast_exp(float x) noexcept {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * r * r + r + 1.0f;
-  const std::int32_t scale_bits = (ni + 127) << 23;
+  // Shifted as unsigned: for a NaN x, ni + 127 is out of the exponent's range and a signed
+  // shift would be undefined (UBSan); the result is NaN either way (p is NaN).
+  const std::uint32_t scale_bits = static_cast<std::uint32_t>(ni + 127) << 23;
   float scale;
   std::memcpy(&scale, &scale_bits, sizeof scale);
   return p * scale;
