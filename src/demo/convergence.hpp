@@ -119,29 +119,29 @@ Convergence check_convergence(Kind kind, const Plan& plan, std::uint64_t index) 
     none.failure = "parameters";
     return none;
   };
+  // The SG samplers: V̂ = V, per-chain noisy gradients.
+  auto noisy_check = [&](auto sampler) {
+    if (auto c = sampler.set_gradient_noise(v); !c) return rejected(c);
+    return run_check<Target>(plan, index, gps, Batch<decltype(sampler), K>(sampler),
+                             per_chain(noisy));
+  };
   switch (kind) {
     case Kind::SGLD: {
       typename SGLD<double, D>::Params p;
       p.step_size = st.sgld_step * sc;
-      SGLD<double, D> s(p);
-      if (auto c = s.set_gradient_noise(v); !c) return rejected(c);
-      return run_check<Target>(plan, index, gps, Batch<SGLD<double, D>, K>(s), per_chain(noisy));
+      return noisy_check(SGLD<double, D>(p));
     }
     case Kind::SGHMC: {
       typename SGHMC<double, D>::Params p;
       p.step_size = st.sghmc_step * sc;
       p.friction = st.sghmc_friction;
-      SGHMC<double, D> s(p);
-      if (auto c = s.set_gradient_noise(v); !c) return rejected(c);
-      return run_check<Target>(plan, index, gps, Batch<SGHMC<double, D>, K>(s), per_chain(noisy));
+      return noisy_check(SGHMC<double, D>(p));
     }
     case Kind::SGNHT: {
       typename SGNHT<double, D>::Params p;
       p.step_size = st.sgnht_step * sc;
       p.diffusion = st.sgnht_diffusion;
-      SGNHT<double, D> s(p);
-      if (auto c = s.set_gradient_noise(v); !c) return rejected(c);
-      return run_check<Target>(plan, index, gps, Batch<SGNHT<double, D>, K>(s), per_chain(noisy));
+      return noisy_check(SGNHT<double, D>(p));
     }
     case Kind::HMC: {
       typename HMC<double, D>::Params p;

@@ -36,11 +36,11 @@ struct SGNUTSSeedInfo {
   std::uint32_t iteration = 0;  ///< iterations done (the momentum-resampling clock)
   int depth = 0;                ///< doublings kept
   int leaves = 0;               ///< base steps (gradient evaluations) of the iteration
-  bool turned = false;          ///< stopped by a U-turn (of a new subtree or of the whole tree)
-  bool diverging = false;       ///< a kept subtree met a leaf with E − E₀ > max_energy_error
-  bool resampled = false;       ///< r was redrawn at the start of the iteration
-  bool has_potential = false;   ///< potential holds a cached Ũ (false before the first iteration)
-  Scalar potential = 0;         ///< Ũ of the returned proposal, on its iteration's minibatch
+  bool turned = false;         ///< stopped by a U-turn (of the latest subtree or of the whole tree)
+  bool diverging = false;      ///< a kept subtree met a leaf with E − E₀ > max_energy_error
+  bool resampled = false;      ///< r was redrawn at the start of the iteration
+  bool has_potential = false;  ///< potential holds a cached Ũ (false before the first iteration)
+  Scalar potential = 0;        ///< Ũ of the returned proposal, on its iteration's minibatch
 
   friend bool operator==(const SGNUTSSeedInfo& a, const SGNUTSSeedInfo& b) noexcept {
     return a.iteration == b.iteration && a.depth == b.depth && a.leaves == b.leaves &&
