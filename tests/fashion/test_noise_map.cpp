@@ -169,6 +169,12 @@ TEST_CASE("At d = 79 510: V̂ in static memory, clipped to 2C/h, read by SGHMC, 
   const float limit = sgmcmc::momentum_noise_limit(sampler.step_size(), sampler.params().friction);
   CHECK(limit == doctest::Approx(1e4).epsilon(1e-5));
   GradientNoiseEstimatorMap<float, kNet> est(g_noise);
+  // Every vector the estimator views through an aligned map starts on an alignment boundary
+  // (79 510 floats is not a whole number of alignment units: packed vectors would not).
+  for (const float* p :
+       {est.estimate().data(), est.last_batch().data(), est.applied_values().data()}) {
+    CHECK(reinterpret_cast<std::uintptr_t>(p) % std::uintptr_t(sgmcmc::kAlignBytes) == 0);
+  }
   S::StateMap z(g_state);
   REQUIRE(sampler.start(z, sgmcmc::ConstVectorMap<float, kNet>(g_sub)));  // θ₀ = 0 (static)
   LocalRng rng(3);

@@ -199,6 +199,13 @@ TEST_CASE("SGHMC's stack use per step does not grow with d (1 000 vs 100 000)") 
   REQUIRE(small.step(static_state<kSmall>(), test::StandardNormal<float, kSmall>{}, rng_small));
   REQUIRE(big.step(static_state<kBig>(), test::StandardNormal<float, kBig>{}, rng_big));
 
+#if defined(SGMCMC_TEST_SANITIZER_ALLOCATOR)
+  // A sanitizer build measures its own instrumentation here, not the step: AddressSanitizer puts
+  // frames on a heap "fake stack" (detect_stack_use_after_return: the negative control's copy
+  // never touches the painted stack) and pads the rest with red zones. The release suite runs
+  // the measurement; only the small-stack run below is kept.
+  MESSAGE("sanitizer build: painted-stack measurement skipped");
+#else
   EmptyJob empty;
   StepJob<kSmall> job_small{&small, &rng_small};
   StepJob<kBig> job_big{&big, &rng_big};
@@ -224,6 +231,7 @@ TEST_CASE("SGHMC's stack use per step does not grow with d (1 000 vs 100 000)") 
   // the empty thread; the copy's frame replaces the step's frames, which have returned).
   CHECK(used_copy >= base + 4000);
   CHECK(used_small < base + 4000);
+#endif
 
   // And the d = 100 000 step runs on a thread with a 64 KiB stack, or the platform's minimum
   // where that is larger (128 KiB on AArch64 glibc); one 400 000-byte vector would hit the guard

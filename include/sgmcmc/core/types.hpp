@@ -2,6 +2,7 @@
 // Fixed-size Eigen aliases shared by every header. No dynamic sizes anywhere in the core.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -47,6 +48,18 @@ using ConstVectorMap = Eigen::Map<const Vector<Scalar, N>, kMapAlignment>;
 /// A view of N scalars at any address (caller-owned arrays of unknown alignment).
 template <class Scalar, int N>
 using UnalignedMap = Eigen::Map<const Vector<Scalar, N>, Eigen::Unaligned>;
+
+namespace detail {
+/// n scalars rounded up to whole alignment units, so that consecutive blocks of that many
+/// scalars in one kAlignBytes-aligned array stay aligned (what the aligned maps above assume).
+template <class Scalar>
+constexpr std::size_t aligned_count(std::size_t n) noexcept {
+  constexpr std::size_t unit = std::size_t(kAlignBytes) / sizeof(Scalar) > 0
+                                   ? std::size_t(kAlignBytes) / sizeof(Scalar)
+                                   : std::size_t(1);
+  return (n + unit - 1) / unit * unit;
+}
+}  // namespace detail
 
 /// Tolerances per scalar type (Sophus style): used by validators, never in the step.
 template <class Scalar>

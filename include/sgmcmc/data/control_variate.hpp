@@ -50,14 +50,6 @@ struct HasGradientDifference<M, Theta, Ref, Out,
                                  std::declval<const Ref&>(), std::declval<Out&>()))>>
     : std::true_type {};
 
-/// Dim scalars rounded up to whole alignment units (consecutive vectors stay aligned).
-template <class Scalar, int Dim>
-constexpr std::size_t cv_padded() noexcept {
-  constexpr std::size_t unit = std::size_t(kAlignBytes) / sizeof(Scalar) > 0
-                                   ? std::size_t(kAlignBytes) / sizeof(Scalar)
-                                   : std::size_t(1);
-  return (std::size_t(Dim) + unit - 1) / unit * unit;
-}
 }  // namespace detail
 
 /// The control-variate gradient of U from a per-example model (the MinibatchGradient concept:
@@ -74,7 +66,7 @@ class ControlVariateGradient {
   using Vec = Vector<Scalar, Dim>;
   using Estimator = GradientNoiseEstimator<Scalar, Dim>;
   /// Scalars of caller memory: two slots of (θ̂, ĝ), each vector padded to alignment units.
-  static constexpr std::size_t storage_size = 4 * detail::cv_padded<Scalar, Dim>();
+  static constexpr std::size_t storage_size = 4 * detail::aligned_count<Scalar>(Dim);
 
   /// Wraps `model` (copied, as MinibatchGradient does) for a data set of n_rows rows.
   ControlVariateGradient(const PerExample& model, std::size_t n_rows, Scalar* memory) noexcept
@@ -183,7 +175,7 @@ class ControlVariateGradient {
 
   /// Vector k (0: θ̂, 1: ĝ) of slot s.
   Scalar* slot(int s, int k) const noexcept {
-    return mem_ + std::size_t(2 * s + k) * detail::cv_padded<Scalar, Dim>();
+    return mem_ + std::size_t(2 * s + k) * detail::aligned_count<Scalar>(Dim);
   }
 
   PerExample model_;

@@ -74,13 +74,16 @@ struct OwnedNoiseStorage {
   const Scalar* ptr(int k) const noexcept { return v[k].data(); }
 };
 
-/// The same vectors, plus the V̂ handed to the sampler, in caller-owned memory (any Dim).
+/// The same vectors, plus the V̂ handed to the sampler, in caller-owned memory (any Dim). Each
+/// vector starts on an alignment boundary (stride = Dim padded to whole alignment units), as the
+/// aligned maps over them assume.
 template <class Scalar, int Dim>
 struct MappedNoiseStorage {
   static constexpr int vectors = 6;
+  static constexpr std::size_t stride = aligned_count<Scalar>(std::size_t(Dim));
   Scalar* base;
-  Scalar* ptr(int k) noexcept { return base + std::size_t(k) * std::size_t(Dim); }
-  const Scalar* ptr(int k) const noexcept { return base + std::size_t(k) * std::size_t(Dim); }
+  Scalar* ptr(int k) noexcept { return base + std::size_t(k) * stride; }
+  const Scalar* ptr(int k) const noexcept { return base + std::size_t(k) * stride; }
 };
 
 /// The estimate and the policy written once over a storage: loops over coordinates, no
@@ -326,9 +329,10 @@ class GradientNoiseEstimatorMap
 
  public:
   using Params = GradientNoiseParams<Scalar>;
-  /// Scalars of caller memory the estimator needs (6 · Dim).
+  /// Scalars of caller memory the estimator needs (6 · Dim, each Dim padded to alignment units).
   static constexpr std::size_t storage_size =
-      std::size_t(detail::MappedNoiseStorage<Scalar, Dim>::vectors) * std::size_t(Dim);
+      std::size_t(detail::MappedNoiseStorage<Scalar, Dim>::vectors) *
+      detail::MappedNoiseStorage<Scalar, Dim>::stride;
 
   /// memory: storage_size scalars, kept alive by the caller, aligned to kAlignBytes (the maps
   /// the sampler reads assume it). Resets them.

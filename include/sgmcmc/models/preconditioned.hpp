@@ -43,15 +43,6 @@ struct HasPotentialAndGradient<
         std::declval<const ConstVectorMap<Scalar, Dim>&>(),
         std::declval<VectorMap<Scalar, Dim>&>()))>> : std::true_type {};
 
-/// n scalars rounded up to whole alignment units (so that consecutive blocks stay aligned).
-template <class Scalar>
-constexpr std::size_t aligned_count(std::size_t n) noexcept {
-  constexpr std::size_t unit = std::size_t(kAlignBytes) / sizeof(Scalar) > 0
-                                   ? std::size_t(kAlignBytes) / sizeof(Scalar)
-                                   : std::size_t(1);
-  return (n + unit - 1) / unit * unit;
-}
-
 /// N aligned scalars held by value: a private base of the Owned* adaptors, so that their storage
 /// exists before the adaptor base that points into it is constructed.
 template <class Scalar, std::size_t N>

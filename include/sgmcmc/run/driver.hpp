@@ -172,9 +172,9 @@ class PositionTrace {
   }
   std::uint64_t size() const noexcept { return size_; }
   std::uint64_t capacity() const noexcept { return capacity_; }
-  /// Sample k (k < size()).
-  ConstVectorMap<Scalar, Dim> operator[](std::uint64_t k) const noexcept {
-    return ConstVectorMap<Scalar, Dim>(memory_ + k * std::uint64_t(Dim));
+  /// Sample k (k < size()). Rows are packed (Dim scalars apart), so the view assumes no alignment.
+  UnalignedMap<Scalar, Dim> operator[](std::uint64_t k) const noexcept {
+    return UnalignedMap<Scalar, Dim>(memory_ + k * std::uint64_t(Dim));
   }
   const Scalar* data() const noexcept { return memory_; }
 
