@@ -742,16 +742,41 @@ class Recipe {
   using Parts = std::conditional_t<small_parts, PartsCopy, PartsRef>;
   Parts parts() const noexcept { return Parts{d_.blocks, q_.pairs, energy_.terms}; }
 
+  /// ∂H/∂z_{B,i} of the lane blocks B > 0, each computed once per value of z_{B,i}: the
+  /// updates of one coordinate read the same ∂K/∂p several times (SGMGT: a transcendental
+  /// function, five calls a coordinate without this). The lane loop clears an entry when an
+  /// update writes its block. The flags follow straight-line code, so they fold at compile time.
+  struct DhCache {
+    Scalar v[blocks] = {};
+    bool ok[blocks] = {};
+  };
+
+  /// The block B whose ∂H/∂z_{B,i} a state-dependent structure's entry is, times
+  /// fn.energy_gradient_scale() (its Fn declares energy_gradient_block = B), or −1.
+  template <class S>
+  using FnOf = std::decay_t<decltype(std::declval<const S&>().fn)>;
+  template <class S, class = void>
+  struct EnergyGradientOf : std::integral_constant<int, -1> {};
+  template <class S>
+  struct EnergyGradientOf<S, std::void_t<decltype(FnOf<S>::energy_gradient_block)>>
+      : std::integral_constant<int, FnOf<S>::energy_gradient_block> {};
+
   /// ∂H/∂z_{B,i} at the lane (g_i for the position).
   template <int B, class Pt>
-  [[gnu::always_inline]] static Scalar dh(const Pt& pt, const LaneT& x, Scalar g) noexcept {
+  [[gnu::always_inline]] static Scalar dh(const Pt& pt, const LaneT& x, Scalar g,
+                                          DhCache& cache) noexcept {
     if constexpr (B == 0) {
       static_cast<void>(pt);
       static_cast<void>(x);
+      static_cast<void>(cache);
       return g;
     } else {
       static_cast<void>(g);
-      return std::get<B - 1>(pt.e).gradient1(x.v[B]);
+      if (!cache.ok[B]) {
+        cache.v[B] = std::get<B - 1>(pt.e).gradient1(x.v[B]);
+        cache.ok[B] = true;
+      }
+      return cache.v[B];
     }
   }
 
@@ -764,6 +789,21 @@ class Recipe {
     } else {
       static_cast<void>(x);
       return Scalar(s.lane(i));
+    }
+  }
+
+  /// Entry i of a structure of Q at the lane, from the cache when the entry is a multiple of
+  /// ∂H/∂z_{B,i} (SGMGT's γ ∇K_c(p): one ∇K_c per value of p).
+  template <class S, class Pt>
+  [[gnu::always_inline]] static Scalar q_lane_value(const S& s, Index i, const Pt& pt,
+                                                    const LaneT& x, Scalar g,
+                                                    DhCache& cache) noexcept {
+    constexpr int b = EnergyGradientOf<S>::value;
+    if constexpr (b >= 0 && lane_block(b)) {
+      static_cast<void>(i);
+      return dh<b>(pt, x, g, cache) * s.fn.energy_gradient_scale();
+    } else {
+      return lane_value(s, i, x);
     }
   }
 
@@ -806,7 +846,8 @@ class Recipe {
   template <int B, Part P, class Pt>
   [[gnu::always_inline]] static Scalar lane_drift(const Pt& pt, const LaneT& x, Scalar g,
                                                   const Scalar (&sv)[blocks], Index i, Scalar t,
-                                                  detail::BitsOf<Scalar>& metric) noexcept {
+                                                  detail::BitsOf<Scalar>& metric,
+                                                  DhCache& cache) noexcept {
     constexpr bool d_part = P == Part::Full || P == Part::Dissipative;
     constexpr bool q_part = P == Part::Full || P == Part::Conservative;
     static_cast<void>(t);
@@ -816,7 +857,7 @@ class Recipe {
     if constexpr (!DBlock<B>::is_zero && d_part) {
       const Scalar dv = lane_value(std::get<B>(pt.d), i, x);
       if constexpr (DBlock<B>::state_dependent) detail::or_nonfinite(dv, metric);
-      f -= dv * dh<B>(pt, x, g);
+      f -= dv * dh<B>(pt, x, g, cache);
       if constexpr (!cold && DBlock<B>::state_dependent) {
         f += t * lane_gamma<B, B, false>(std::get<B>(pt.d), x);
       }
@@ -827,18 +868,18 @@ class Recipe {
         using S = QStruct<k>;
         if constexpr (!S::is_zero && (Pr::row == B || Pr::col == B)) {
           const auto& a = std::get<k>(pt.q).a;
-          const Scalar av = lane_value(a, i, x);
+          const Scalar av = q_lane_value(a, i, pt, x, g, cache);
           if constexpr (S::state_dependent) detail::or_nonfinite(av, metric);
           if constexpr (Pr::row == B) {
             if constexpr (scalar_block(Pr::col)) {
               f -= av * std::get<Pr::col - 1>(pt.e).gradient1(sv[Pr::col]);
             } else {
-              f -= av * dh<Pr::col>(pt, x, g);
+              f -= av * dh<Pr::col>(pt, x, g, cache);
             }
             if constexpr (!cold && S::state_dependent)
               f += t * lane_gamma<Pr::row, Pr::col, false>(a, x);
           } else {
-            f += av * dh<Pr::row>(pt, x, g);
+            f += av * dh<Pr::row>(pt, x, g, cache);
             if constexpr (!cold && S::state_dependent)
               f += t * lane_gamma<Pr::row, Pr::col, true>(a, x);
           }
@@ -853,7 +894,8 @@ class Recipe {
   template <int C, Part P, class Pt>
   [[gnu::always_inline]] static Scalar lane_reduction(const Pt& pt, const LaneT& x, Scalar g,
                                                       Index i, Scalar t,
-                                                      detail::BitsOf<Scalar>& metric) noexcept {
+                                                      detail::BitsOf<Scalar>& metric,
+                                                      DhCache& cache) noexcept {
     constexpr bool q_part = P == Part::Full || P == Part::Conservative;
     static_cast<void>(t);
     static_cast<void>(metric);
@@ -864,9 +906,9 @@ class Recipe {
         using S = QStruct<k>;
         if constexpr (!S::is_zero && Pr::col == C && lane_block(Pr::row)) {
           const auto& a = std::get<k>(pt.q).a;
-          const Scalar av = lane_value(a, i, x);
+          const Scalar av = q_lane_value(a, i, pt, x, g, cache);
           if constexpr (S::state_dependent) detail::or_nonfinite(av, metric);
-          r += av * dh<Pr::row>(pt, x, g);
+          r += av * dh<Pr::row>(pt, x, g, cache);
           if constexpr (!cold && S::state_dependent)
             r += t * lane_gamma<Pr::row, Pr::col, true>(a, x);
         }
@@ -1290,6 +1332,7 @@ class Recipe {
       detail::static_for<blocks>([&](auto b) { x.v[b] = lane_block(b) ? p.cur[b][i] : sv[b]; });
       LaneT x_old;  // explicit Euler reads the old lane only
       if constexpr (T::euler) x_old = x;
+      DhCache cache;  // of the lane the updates read: x_old, or x until an update writes it
       Scalar g(0);
       if constexpr (reads_gradient) {
         g = grad[i];
@@ -1307,9 +1350,11 @@ class Recipe {
             if constexpr (slot >= 0) {
               x.v[b] =
                   c.center[k] + (xs.v[b] - c.center[k]) * c.decay[k] + c.sigma[k] * zeta[slot][j];
+              if constexpr (!T::euler) cache.ok[b] = false;
             }
           } else {
-            Scalar v = xs.v[b] + c.hp[k] * lane_drift<b, s.part>(pt, xs, g, sv, i, c.t, mbits);
+            Scalar v =
+                xs.v[b] + c.hp[k] * lane_drift<b, s.part>(pt, xs, g, sv, i, c.t, mbits, cache);
             if constexpr (slot >= 0) {
               if constexpr (presigma_of<PerLane>(s)) {
                 v += sigbuf[slot][j] * zeta[slot][j];
@@ -1320,9 +1365,11 @@ class Recipe {
               }
             }
             x.v[b] = v;
+            if constexpr (!T::euler) cache.ok[b] = false;
           }
         } else {
-          contrib[Info::reduce_row(u)][j] = lane_reduction<b, s.part>(pt, xs, g, i, c.t, mbits);
+          contrib[Info::reduce_row(u)][j] =
+              lane_reduction<b, s.part>(pt, xs, g, i, c.t, mbits, cache);
         }
       });
       detail::static_for<blocks>([&](auto b) {

@@ -16,10 +16,15 @@ namespace sgmcmc {
 namespace detail {
 /// Entry i of the Q block γ diag ∇K_c(p) joining momentum (rows) and thermostat (columns)
 /// (MATH.md §2.1, SGMGT-D row; γ = 1 for SGMGT).
+/// Its entry is γ ∂H/∂p_i, since make_recipe gives it the energy's own kinetic: it says so
+/// (energy_gradient_block), and the fused engine takes ∂H/∂p_i from its per-coordinate cache
+/// instead of evaluating ∇K_c again (core/recipe.hpp, q_lane_value).
 template <class Scalar>
 struct KineticCouplingFn {
+  static constexpr int energy_gradient_block = 1;
   SoftMonomialGammaKinetic<Scalar> kinetic{};
   Scalar gamma{1};
+  Scalar energy_gradient_scale() const noexcept { return gamma; }
   /// γ finite and > 0 (the recipe checks it at configuration; the kinetic is the energy's).
   bool valid() const noexcept { return gamma > Scalar(0) && std::isfinite(gamma); }
   template <class X>
