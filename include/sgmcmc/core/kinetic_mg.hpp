@@ -93,6 +93,8 @@ bool sample_each(const Kinetic& kinetic, Rng& rng, Scalar* p, Index n) noexcept 
 /// Class invariant: shape (a) and mass (m) finite and > 0 (checked by valid()).
 template <class Scalar>
 struct MonomialGammaKinetic {
+  /// The fused engine computes gradient1 once per value of p (core/recipe.hpp, DhCache).
+  static constexpr bool costly_gradient1 = true;
   Scalar shape{1};  ///< a: |p_i|^{1/a} ~ Gamma(a, m); a = 1/2 is Gaussian, 1 Laplace
   Scalar mass{1};   ///< m
 
@@ -174,6 +176,8 @@ struct MonomialGammaKinetic {
 /// shape ∈ {1, 2}, mass and softness finite and > 0 (checked by valid()).
 template <class Scalar>
 struct SoftMonomialGammaKinetic {
+  /// The fused engine computes gradient1 once per value of p (core/recipe.hpp, DhCache).
+  static constexpr bool costly_gradient1 = true;
   int shape{1};    ///< a ∈ {1, 2}
   Scalar mass{1};  ///< m
   Scalar softness{5};  ///< c: K_c → K as c → ∞ (0 < K_c − K ≤ 2 ln2/c for a = 1, 2/c for a = 2)

@@ -742,10 +742,15 @@ class Recipe {
   using Parts = std::conditional_t<small_parts, PartsCopy, PartsRef>;
   Parts parts() const noexcept { return Parts{d_.blocks, q_.pairs, energy_.terms}; }
 
-  /// ∂H/∂z_{B,i} of the lane blocks B > 0, each computed once per value of z_{B,i}: the
-  /// updates of one coordinate read the same ∂K/∂p several times (SGMGT: a transcendental
-  /// function, five calls a coordinate without this). The lane loop clears an entry when an
-  /// update writes its block. The flags follow straight-line code, so they fold at compile time.
+  /// ∂H/∂z_{B,i} of the lane blocks B > 0 whose energy term says its gradient1 is costly
+  /// (costly_gradient1), each computed once per value of z_{B,i}: the updates of one coordinate
+  /// read the same ∂K/∂p several times (SGMGT: a tanh, five calls a coordinate without this).
+  /// The lane loop clears an entry when an update writes its block. Cheap gradients (a product)
+  /// are recomputed: at -Os the flags cost more than they save (SGHMC's tick, +13 %).
+  template <class E, class = void>
+  struct CostlyGradient : std::false_type {};
+  template <class E>
+  struct CostlyGradient<E, std::enable_if_t<E::costly_gradient1>> : std::true_type {};
   struct DhCache {
     Scalar v[blocks] = {};
     bool ok[blocks] = {};
@@ -772,11 +777,16 @@ class Recipe {
       return g;
     } else {
       static_cast<void>(g);
-      if (!cache.ok[B]) {
-        cache.v[B] = std::get<B - 1>(pt.e).gradient1(x.v[B]);
-        cache.ok[B] = true;
+      if constexpr (CostlyGradient<std::decay_t<decltype(std::get<B - 1>(pt.e))>>::value) {
+        if (!cache.ok[B]) {
+          cache.v[B] = std::get<B - 1>(pt.e).gradient1(x.v[B]);
+          cache.ok[B] = true;
+        }
+        return cache.v[B];
+      } else {
+        static_cast<void>(cache);
+        return std::get<B - 1>(pt.e).gradient1(x.v[B]);
       }
-      return cache.v[B];
     }
   }
 
