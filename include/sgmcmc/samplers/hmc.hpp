@@ -31,7 +31,10 @@ struct HMCParams {
 template <class Scalar>
 struct HMCInfo {
   bool accepted = false;
-  bool divergent = false;           ///< a non-finite value met inside the trajectory
+  bool divergent = false;  ///< a non-finite value met inside the trajectory
+  /// Zero: the bytes that would be padding, named so that a state's bytes are all determinate
+  /// (two chains with one seed are byte-identical, bookkeeping included).
+  unsigned char reserved[sizeof(Scalar) - 2] = {};
   Scalar energy_error = Scalar(0);  ///< H(end) - H(start)
   Scalar accept_prob = Scalar(0);   ///< min(1, e^{-energy_error}) (0 if divergent)
 
@@ -41,6 +44,9 @@ struct HMCInfo {
            detail::same_bits_of(a.accept_prob, b.accept_prob);
   }
 };
+static_assert(sizeof(HMCInfo<float>) == 4 + 2 * sizeof(float) &&
+                  sizeof(HMCInfo<double>) == 8 + 2 * sizeof(double),
+              "HMCInfo has no padding");
 
 /// Hamiltonian Monte Carlo with a fixed number of leapfrog steps.
 /// Class invariant: status() is Ok iff step_size > 0, steps >= 1, mass > 0, all finite.

@@ -149,6 +149,8 @@ struct NUTSInfo {
   int leapfrog_steps = 0;  ///< gradient (and potential) evaluations, dropped subtree included
   bool divergent = false;  ///< a dropped subtree met a divergence
   bool max_depth = false;  ///< stopped by MaxDepth rather than by a U-turn or divergence
+  /// Zero: the bytes that would be padding (see HMCInfo::reserved).
+  unsigned char reserved[sizeof(Scalar) - 2] = {};
   Scalar accept_stat = 0;  ///< mean of min(1, e^{H₀ − H}) over the leapfrog states (for tuning h)
   Scalar energy = 0;       ///< H₀ after the momentum draw
 
@@ -159,6 +161,9 @@ struct NUTSInfo {
            detail::same_bits_of(a.energy, b.energy);
   }
 };
+static_assert(sizeof(NUTSInfo<float>) == 12 + 2 * sizeof(float) &&
+                  sizeof(NUTSInfo<double>) == 16 + 2 * sizeof(double),
+              "NUTSInfo has no padding");
 
 /// Parameters of NUTS.
 template <class Scalar>

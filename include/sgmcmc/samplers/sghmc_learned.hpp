@@ -58,6 +58,7 @@ struct LearnedRefreshExtra {
   std::uint32_t steps = 0;           ///< warm-up: steps of the trajectory being measured
   std::uint32_t remaining = 0;       ///< sampling: steps left before the next refresh
   bool running = false;              ///< warm-up: a trajectory is being measured
+  unsigned char reserved[3] = {};    ///< zero: the bytes that would be padding (HMCInfo)
 
   friend bool operator==(const LearnedRefreshExtra& a, const LearnedRefreshExtra& b) noexcept {
     return a.lengths.count == b.lengths.count && a.lengths.values == b.lengths.values &&
