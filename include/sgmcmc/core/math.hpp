@@ -286,13 +286,14 @@ inline S log1p(S x) noexcept {
 /// Clamps x to [lowest, exp_hi] (NaN passes through both comparisons), then n = round(x log2 e)
 /// and x - n ln 2 = hi + lo (hi exact, lo the rounded tail): the reduction shared by exp and
 /// expm1. Rounds by adding 1.5 * 2^p (ties to even under the default rounding mode).
-template <class S, EnableIfFloatingPoint<S> = 0>
+/// ClampHigh = false when the caller guarantees x <= 0 (exp_of_nonpositive).
+template <class S, bool ClampHigh = true, EnableIfFloatingPoint<S> = 0>
 inline void exp_reduce(S x, S lowest, S& hi, S& lo,
                        typename MathConstants<S>::SignedBits& n) noexcept {
   using C = MathConstants<S>;
   using Bits = typename C::Bits;
   using SignedBits = typename C::SignedBits;
-  x = select(x > C::exp_hi, C::exp_hi, x);
+  if constexpr (ClampHigh) x = select(x > C::exp_hi, C::exp_hi, x);
   x = select(x < lowest, lowest, x);
   const S t = x * C::log2e + C::shifter;
   const S nf = t - C::shifter;
@@ -311,15 +312,22 @@ inline S scale_pow2(S v, typename MathConstants<S>::SignedBits n) noexcept {
 
 /// e^x: overflows to +inf above ln(max), underflows gradually to 0, e^-inf = 0, NaN -> NaN.
 /// No errno.
-template <class S, EnableIfFloatingPoint<S> = 0>
+template <class S, bool ClampHigh = true, EnableIfFloatingPoint<S> = 0>
 inline S exp(S x) noexcept {
   using C = MathConstants<S>;
   S hi, lo;
   typename C::SignedBits n;
-  exp_reduce(x, C::exp_lo, hi, lo, n);
+  exp_reduce<S, ClampHigh>(x, C::exp_lo, hi, lo, n);
   const S r = hi + lo;
   // e^r = 1 + (hi + (lo + r^2 Q(r))): hi exact, so r's own rounding does not enter.
   return scale_pow2(S(1) + (hi + (lo + r * r * horner(r, C::exp_q))), n);
+}
+
+/// e^x for x <= 0 (or -inf, NaN): exp without the clamp that only overflow needs, e.g. a
+/// Metropolis acceptance min(1, e^-dE) = e^min(0, -dE). The same values as exp there.
+template <class S, EnableIfFloatingPoint<S> = 0>
+inline S exp_of_nonpositive(S x) noexcept {
+  return exp<S, false>(x);
 }
 
 /// e^x - 1, accurate for small x: +inf above ln(max), -1 below, NaN -> NaN. No errno.

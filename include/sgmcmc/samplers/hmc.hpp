@@ -62,7 +62,8 @@ class HMC : public SamplerBase<
   using Info = HMCInfo<Scalar>;
   using RecipeType = HMCRecipe<Scalar, Dim>;
 
-  explicit HMC(const Params& p = Params{}) noexcept : params_(p), recipe_(make_recipe(p)) {}
+  explicit HMC(const Params& p = Params{}) noexcept
+      : params_(p), recipe_(make_recipe(p)), status_(compute_status()) {}
 
   static RecipeType make_recipe(const Params& p) noexcept {
     return {Energy<GaussianKinetic<Scalar>>{{GaussianKinetic<Scalar>{p.mass}}},
@@ -88,7 +89,10 @@ class HMC : public SamplerBase<
   }
 
  private:
-  Status current_status() const noexcept {
+  /// Kept from the last construction or set_params (the only ways params_ and recipe_ change),
+  /// so that a step does not re-validate them.
+  Status current_status() const noexcept { return status_; }
+  Status compute_status() const noexcept {
     if (!(params_.step_size > Scalar(0)) || !std::isfinite(params_.step_size)) {
       return StatusCode::InvalidStepSize;
     }
@@ -100,7 +104,8 @@ class HMC : public SamplerBase<
   Status apply_params(const Params& p) noexcept {
     params_ = p;
     recipe_ = make_recipe(p);
-    return current_status();
+    status_ = compute_status();
+    return status_;
   }
   template <class St, class X>
   Status init_state(St&, const X&) const noexcept {
@@ -167,7 +172,7 @@ class HMC : public SamplerBase<
     // From here the transition cannot fail: the refresh is an exact Gibbs move, and a divergent
     // trajectory is a rejection.
     const auto& kinetic = std::get<0>(recipe_.energy().terms);
-    const Scalar sd = std::sqrt(kinetic.mass);
+    const Scalar sd = detail::sqrt(kinetic.mass);
     auto r = z.momentum();
     for (int i = 0; i < Dim; ++i) r[i] = sd * normals[i];
     const Scalar h0 = u0 + kinetic.energy(r);
@@ -186,11 +191,12 @@ class HMC : public SamplerBase<
         info.divergent = true;
         accept = false;
       } else {
-        // min(1, e^{-ΔE}) without a branch on ΔE: detail::exp of min(0, -ΔE) (e^0 = 1 exactly,
-        // gradual underflow to 0, no errno, a constant instruction count), so the real-time tick
-        // costs the same whether the trajectory is accepted or not (docs/REALTIME.md).
+        // min(1, e^{-ΔE}) without a branch on ΔE: e^min(0, -ΔE), by detail::exp_of_nonpositive
+        // (e^0 = 1 exactly, gradual underflow to 0, no errno, a constant instruction count), so
+        // the real-time tick costs the same whether the trajectory is accepted or not
+        // (docs/REALTIME.md).
         const Scalar e = info.energy_error;
-        info.accept_prob = detail::exp(detail::select(e > Scalar(0), -e, Scalar(0)));
+        info.accept_prob = detail::exp_of_nonpositive(detail::select(e > Scalar(0), -e, Scalar(0)));
         accept = uniform < info.accept_prob;
       }
     } else if (accept) {
@@ -204,6 +210,7 @@ class HMC : public SamplerBase<
 
   Params params_;
   RecipeType recipe_;
+  Status status_;
 };
 
 template <int Dim>
