@@ -1360,7 +1360,6 @@ class Recipe {
             if constexpr (slot >= 0) {
               x.v[b] =
                   c.center[k] + (xs.v[b] - c.center[k]) * c.decay[k] + c.sigma[k] * zeta[slot][j];
-              if constexpr (!T::euler) cache.ok[b] = false;
             }
           } else {
             Scalar v =
@@ -1375,8 +1374,8 @@ class Recipe {
               }
             }
             x.v[b] = v;
-            if constexpr (!T::euler) cache.ok[b] = false;
           }
+          if constexpr (!T::euler) cache.ok[b] = false;  // the lane's z_b has (or may have) moved
         } else {
           contrib[Info::reduce_row(u)][j] =
               lane_reduction<b, s.part>(pt, xs, g, i, c.t, mbits, cache);
