@@ -286,7 +286,7 @@ inline S log1p(S x) noexcept {
 /// Clamps x to [lowest, exp_hi] (NaN passes through both comparisons), then n = round(x log2 e)
 /// and x - n ln 2 = hi + lo (hi exact, lo the rounded tail): the reduction shared by exp and
 /// expm1. Rounds by adding 1.5 * 2^p (ties to even under the default rounding mode).
-/// ClampHigh = false when the caller guarantees x <= 0 (exp_of_nonpositive).
+/// ClampHigh = false when the caller guarantees x <= 0 (exp_nonpositive).
 template <class S, bool ClampHigh = true, EnableIfFloatingPoint<S> = 0>
 inline void exp_reduce(S x, S lowest, S& hi, S& lo,
                        typename MathConstants<S>::SignedBits& n) noexcept {
@@ -323,10 +323,11 @@ inline S exp(S x) noexcept {
   return scale_pow2(S(1) + (hi + (lo + r * r * horner(r, C::exp_q))), n);
 }
 
-/// e^x for x <= 0 (or -inf, NaN): exp without the clamp that only overflow needs, e.g. a
-/// Metropolis acceptance min(1, e^-dE) = e^min(0, -dE). The same values as exp there.
+/// e^x for x <= 0 (or -inf, NaN): exp without the clamp that only overflow needs. The same
+/// values as exp there, no errno: HMC's acceptance min(1, e^-dE) = e^min(0, -dE), and the tree
+/// weights of NUTS and the SGNUTS seed (e^(x - max)).
 template <class S, EnableIfFloatingPoint<S> = 0>
-inline S exp_of_nonpositive(S x) noexcept {
+inline S exp_nonpositive(S x) noexcept {
   return exp<S, false>(x);
 }
 

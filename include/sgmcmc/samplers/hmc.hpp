@@ -191,12 +191,12 @@ class HMC : public SamplerBase<
         info.divergent = true;
         accept = false;
       } else {
-        // min(1, e^{-ΔE}) without a branch on ΔE: e^min(0, -ΔE), by detail::exp_of_nonpositive
+        // min(1, e^{-ΔE}) without a branch on ΔE: e^min(0, -ΔE), by detail::exp_nonpositive
         // (e^0 = 1 exactly, gradual underflow to 0, no errno, a constant instruction count), so
         // the real-time tick costs the same whether the trajectory is accepted or not
         // (docs/REALTIME.md).
         const Scalar e = info.energy_error;
-        info.accept_prob = detail::exp_of_nonpositive(detail::select(e > Scalar(0), -e, Scalar(0)));
+        info.accept_prob = detail::exp_nonpositive(detail::select(e > Scalar(0), -e, Scalar(0)));
         accept = uniform < info.accept_prob;
       }
     } else if (accept) {

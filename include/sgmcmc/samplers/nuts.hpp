@@ -115,14 +115,6 @@ struct ScaledSum {
   Scalar log() const noexcept { return m + std::log(w); }
 };
 
-/// e^x for x ≤ 0 without a libm underflow (and its errno write): 0 below the smallest normal's
-/// log. Exact otherwise (std::exp).
-template <class Scalar>
-Scalar exp_nonpositive(Scalar x) noexcept {
-  const Scalar lo = std::is_same_v<Scalar, float> ? Scalar(-87) : Scalar(-708);
-  return x < lo ? Scalar(0) : std::exp(x);
-}
-
 template <class Scalar>
 Scalar ScaledSum<Scalar>::add(Scalar x) noexcept {
   if (w == Scalar(0)) {
