@@ -31,6 +31,8 @@ constexpr const char* kUsage =
     "  --samples-per-epoch S  samples kept per epoch after burn-in (default 4)\n"
     "  --batch N              images per minibatch, 2..500 (default 500)\n"
     "  --train N --test M     use the first N training and M test images (default all)\n"
+    "  --validation V         hold out the last V of those training images and score on them\n"
+    "                         instead of the test images (tuning without touching the test set)\n"
     "  --seed S               every random number (default 20140601)\n"
     "  --sghmc-eta X --sghmc-alpha A   SGHMC (all three variants), (eta, alpha) form\n"
     "  --sgld-eta X  --sgd-eta X  --momentum-eta X --momentum-alpha A\n"
@@ -47,6 +49,7 @@ struct Options {
   std::string methods;
   std::uint64_t train = 0;
   std::uint64_t test = 0;
+  std::uint64_t validation = 0;
   fx::Settings s;
 };
 
@@ -60,8 +63,8 @@ int parse(int argc, char** argv, Options& o) {
         args.count("--burn-in", o.s.burn_in_epochs) ||
         args.count("--samples-per-epoch", o.s.samples_per_epoch, 1) ||
         args.count("--batch", o.s.batch, 2) || args.count("--train", o.train, 1) ||
-        args.count("--test", o.test, 1) || args.count("--seed", o.s.seed) ||
-        args.number("--sghmc-eta", o.s.sghmc_eta, tiny) ||
+        args.count("--test", o.test, 1) || args.count("--validation", o.validation, 1) ||
+        args.count("--seed", o.s.seed) || args.number("--sghmc-eta", o.s.sghmc_eta, tiny) ||
         args.number("--sghmc-alpha", o.s.sghmc_alpha, tiny) ||
         args.number("--sgld-eta", o.s.sgld_eta, tiny) ||
         args.number("--sgd-eta", o.s.sgd_eta, tiny) ||
@@ -108,9 +111,10 @@ std::string settings_text(const Options& o, const fx::Data& d) {
   const fx::Settings& s = o.s;
   std::string t;
   t += format(
-      "data:     FashionMNIST (%s), %zu training and %zu test images; MNIST itself is not "
+      "data:     FashionMNIST (%s), %zu training and %zu %s images; MNIST itself is not "
       "packaged by Debian, so it is not run\n",
-      o.data.c_str(), d.n_train, d.n_test);
+      o.data.c_str(), d.n_train, d.n_test,
+      o.validation > 0 ? "validation (held-out training)" : "test");
   t += "model:    784-100-10, sigmoid hidden layer, N(0, 1) prior on every weight (models/mlp.hpp),"
        " float\n";
   t += format(
@@ -155,14 +159,15 @@ const char* seed_figure(fx::Method m) {
   }
 }
 
-std::string table(const std::vector<fx::Result>& results, bool markdown) {
+// `set`: "test", or "validation" with --validation.
+std::string table(const std::vector<fx::Result>& results, bool markdown, const std::string& set) {
   sgmcmc::common::Table t;
   using A = sgmcmc::common::Table::Align;
   t.add_column("method", A::Left);
   t.add_column("scored by", A::Left);
-  t.add_column("test accuracy");
+  t.add_column(set + " accuracy");
   t.add_column("seed's accuracy");
-  t.add_column("test NLL");
+  t.add_column(set + " NLL");
   t.add_column("ECE");
   t.add_column("gradients");
   t.add_column("samples");
@@ -182,7 +187,7 @@ std::string table(const std::vector<fx::Result>& results, bool markdown) {
 }
 
 bool plot(const std::string& dir, const std::vector<fx::Result>& results, std::uint64_t burn_in,
-          std::string& error) {
+          const std::string& set, std::string& error) {
   // One data file per method: epoch, accuracy, NLL, ECE, samples.
   for (const auto& r : results) {
     std::vector<std::vector<double>> cols(5);
@@ -219,12 +224,14 @@ bool plot(const std::string& dir, const std::vector<fx::Result>& results, std::u
     }
     return p + "\n";
   };
-  s += "set title 'FashionMNIST test accuracy (samplers: posterior predictive after burn-in, "
-       "dashed line; optimisers: point estimate)'\nset ylabel 'test accuracy'\n"
-       "set yrange [0.7:0.92]\n";
+  s += "set title 'FashionMNIST " + set +
+       " accuracy (samplers: posterior predictive after burn-in, dashed line; optimisers: point "
+       "estimate)'\nset ylabel '" +
+       set + " accuracy'\nset yrange [0.7:0.92]\n";
   s += plot_line(2);
-  s += "set title 'FashionMNIST test negative log-likelihood (mean per image)'\n"
-       "set ylabel 'test NLL'\nset yrange [0.25:0.8]\n";
+  s += "set title 'FashionMNIST " + set +
+       " negative log-likelihood (mean per image)'\nset ylabel '" + set +
+       " NLL'\nset yrange [0.25:0.8]\n";
   s += plot_line(3);
   s += "unset multiplot\n";
   if (!sgmcmc::common::write_text(dir + "/accuracy_nll.gp", s)) {
@@ -262,6 +269,18 @@ int main(int argc, char** argv) {
   d.test_pixels = test.images.pixels.data();
   d.test_labels = test.labels.labels.data();
   d.n_test = o.test > 0 ? std::min<std::size_t>(o.test, test.images.count) : test.images.count;
+  if (o.validation > 0) {
+    // The last V of the training images used become the scored set; the test set is not read.
+    if (o.validation >= d.n_train) {
+      std::fprintf(stderr, "sgmcmc_fashion: --validation %llu leaves no training image (of %zu)\n",
+                   (unsigned long long)o.validation, d.n_train);
+      return 2;
+    }
+    d.n_train -= o.validation;
+    d.test_pixels = train.images.image(d.n_train);
+    d.test_labels = d.train_labels + d.n_train;
+    d.n_test = o.validation;
+  }
   std::error_code ec;
   std::filesystem::create_directories(o.out, ec);
   if (ec) {
@@ -269,6 +288,7 @@ int main(int argc, char** argv) {
                  ec.message().c_str());
     return 1;
   }
+  const std::string set = o.validation > 0 ? "validation" : "test";
   const std::string settings = settings_text(o, d);
   std::printf("%s\n", settings.c_str());
   std::fflush(stdout);
@@ -287,8 +307,8 @@ int main(int argc, char** argv) {
         r.notes.empty() ? "" : "\n    ", r.notes.c_str());
     std::fflush(stdout);
   }
-  std::printf("\n%s\n", table(results, false).c_str());
-  std::string md = "Settings:\n\n```\n" + settings + "```\n\n" + table(results, true);
+  std::printf("\n%s\n", table(results, false, set).c_str());
+  std::string md = "Settings:\n\n```\n" + settings + "```\n\n" + table(results, true, set);
   md +=
       "\nSeed's accuracies: shared/seeds/002 (text: SGHMC 0.85, SGNUTS 0.85 on FashionMNIST; "
       "SGD, SGD with momentum and SGLD appear only in its Figure 1).\n\nNotes:\n\n";
@@ -301,7 +321,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::string error;
-  if (!plot(o.out, results, o.s.burn_in_epochs, error)) {
+  if (!plot(o.out, results, o.s.burn_in_epochs, set, error)) {
     std::fprintf(stderr, "sgmcmc_fashion: %s\n", error.c_str());
   } else {
     std::printf("wrote %s/table.md, %s/accuracy_nll.png and %s/curve_*.dat\n", o.out.c_str(),
