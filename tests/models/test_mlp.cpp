@@ -231,6 +231,24 @@ TEST_CASE("the gradient matches central finite differences in double; wrong grad
   }
 }
 
+namespace {
+
+// A float pass (potential uf, gradient gf) against the double pass (u, g) on the same batch:
+// float sums of a few hundred terms, so errors of a few 1e-7 of the largest gradient entry.
+void check_float_pass(double u, const std::vector<double>& g, float uf,
+                      const std::vector<float>& gf) {
+  CHECK(double(uf) == doctest::Approx(u).epsilon(1e-5));
+  double largest = 0;
+  double worst = 0;
+  for (int i = 0; i < kDim; ++i) {
+    largest = std::max(largest, std::abs(g[std::size_t(i)]));
+    worst = std::max(worst, std::abs(double(gf[std::size_t(i)]) - g[std::size_t(i)]));
+  }
+  CHECK(worst <= 1e-5 * largest);
+}
+
+}  // namespace
+
 TEST_CASE("every compiled kernel agrees with the double pass, for every batch size") {
   const Images data(kRows, 5);
   const std::vector<double> theta = parameters(6);
@@ -256,17 +274,8 @@ TEST_CASE("every compiled kernel agrees with the double pass, for every batch si
       const auto exact = network<double, MlpActivation::Sigmoid>(data, *ws, n);
       const auto net = network<float, MlpActivation::Sigmoid>(data, *ws_f, n, kernel);
       REQUIRE(net.kernel() == kernel);
-      const double u = exact.batch_potential_and_gradient(tm, gm);
-      const float uf = net.batch_potential_and_gradient(tmf, gfm);
-      CHECK(double(uf) == doctest::Approx(u).epsilon(1e-5));
-      // Float sums of a few hundred terms: errors of a few 1e-7 of the largest entry.
-      double largest = 0;
-      double worst = 0;
-      for (int i = 0; i < kDim; ++i) {
-        largest = std::max(largest, std::abs(g[std::size_t(i)]));
-        worst = std::max(worst, std::abs(double(gf[std::size_t(i)]) - g[std::size_t(i)]));
-      }
-      CHECK(worst <= 1e-5 * largest);
+      check_float_pass(exact.batch_potential_and_gradient(tm, gm), g,
+                       net.batch_potential_and_gradient(tmf, gfm), gf);
     }
     // Probabilities and the full-data potential.
     const auto exact = network<double, MlpActivation::Sigmoid>(data, *ws);
@@ -277,6 +286,46 @@ TEST_CASE("every compiled kernel agrees with the double pass, for every batch si
     REQUIRE(exact.predict(tm, data.pixels.data(), 29, kCap, p.data()));
     REQUIRE(net.predict(tmf, data.pixels.data(), 29, kCap, pf.data()));
     for (std::size_t i = 0; i < p.size(); ++i) CHECK(std::abs(double(pf[i]) - p[i]) < 1e-6);
+  }
+}
+
+TEST_CASE("every kernel agrees with the double pass on batches of several 32-image blocks") {
+  // The AVX2 kernel's backward pass runs over blocks of 32 images (Ops::kBackwardBlock); the
+  // test above stops at 8. Batches of 31 to 100 distinct rows: part of one block, exactly one,
+  // and several with a remainder.
+  constexpr int kBig = 100;
+  using BigNet = sgmcmc::BayesianMLP<float, kBig>;
+  using BigNetD = sgmcmc::BayesianMLP<double, kBig>;
+  const Images data(211, 8);
+  const std::vector<double> theta = parameters(9);
+  const std::vector<float> theta_f = cast<float>(theta);
+  ConstMap<double> tm(theta.data());
+  ConstMap<float> tmf(theta_f.data());
+  auto ws = std::make_unique<BigNetD::Workspace>();
+  auto ws_f = std::make_unique<BigNet::Workspace>();
+  std::vector<double> g(kDim);
+  std::vector<float> gf(kDim);
+  Map<double> gm(g.data());
+  Map<float> gfm(gf.data());
+  for (MlpKernel kernel : {MlpKernel::Portable, MlpKernel::Avx2, MlpKernel::Avx512}) {
+    if (!sgmcmc::mlp_kernel_available<float>(kernel)) continue;
+    for (std::size_t n : {std::size_t(31), std::size_t(32), std::size_t(33), std::size_t(64),
+                          std::size_t(97), std::size_t(kBig)}) {
+      CAPTURE(int(kernel));
+      CAPTURE(n);
+      BigNetD exact(data.pixels.data(), data.labels.data(), data.rows, *ws);
+      BigNet net(data.pixels.data(), data.labels.data(), data.rows, *ws_f, kernel);
+      REQUIRE(net.kernel() == kernel);
+      exact.batch().size = n;
+      net.batch().size = n;
+      for (std::size_t k = 0; k < n; ++k) {
+        const auto row = std::uint32_t((7 * k + 3) % data.rows);  // 7 and 211 coprime: distinct
+        exact.batch().index[k] = row;
+        net.batch().index[k] = row;
+      }
+      check_float_pass(exact.batch_potential_and_gradient(tm, gm), g,
+                       net.batch_potential_and_gradient(tmf, gfm), gf);
+    }
   }
 }
 

@@ -168,7 +168,8 @@ template <class Scalar>
 struct Ops {
   using V = Scalar;
   static constexpr int kLanes = 1;
-  static constexpr int kGroup = 1;  // examples per layer-1 kernel call
+  static constexpr int kGroup = 1;          // examples per layer-1 kernel call
+  static constexpr int kBackwardBlock = 0;  // > 0: the blocked layer-1 backward pass (mlp_pass)
   static V zero() noexcept { return Scalar(0); }
   static V load(const Scalar* p) noexcept { return *p; }
   static V load_aligned(const Scalar* p) noexcept { return *p; }
@@ -212,6 +213,7 @@ struct Ops<float> {
   using V = __m256;
   static constexpr int kLanes = 8;
   static constexpr int kGroup = 1;
+  static constexpr int kBackwardBlock = 32;
   static V zero() noexcept { return _mm256_setzero_ps(); }
   static V load(const float* p) noexcept { return _mm256_loadu_ps(p); }
   static V load_aligned(const float* p) noexcept { return _mm256_load_ps(p); }
@@ -265,6 +267,7 @@ struct Ops<float> {
   using V = __m512;
   static constexpr int kLanes = 16;
   static constexpr int kGroup = 3;
+  static constexpr int kBackwardBlock = 0;
   static V zero() noexcept { return _mm512_setzero_ps(); }
   static V load(const float* p) noexcept { return _mm512_loadu_ps(p); }
   static V load_aligned(const float* p) noexcept { return _mm512_load_ps(p); }
