@@ -62,8 +62,9 @@ class HMC : public SamplerBase<
   using Info = HMCInfo<Scalar>;
   using RecipeType = HMCRecipe<Scalar, Dim>;
 
-  explicit HMC(const Params& p = Params{}) noexcept
-      : params_(p), recipe_(make_recipe(p)), status_(compute_status()) {}
+  explicit HMC(const Params& p = Params{}) noexcept : params_(p), recipe_(make_recipe(p)) {
+    derive();
+  }
 
   static RecipeType make_recipe(const Params& p) noexcept {
     return {Energy<GaussianKinetic<Scalar>>{{GaussianKinetic<Scalar>{p.mass}}},
@@ -90,8 +91,12 @@ class HMC : public SamplerBase<
 
  private:
   /// Kept from the last construction or set_params (the only ways params_ and recipe_ change),
-  /// so that a step does not re-validate them.
+  /// so that a step neither re-validates them nor takes the square root of the mass.
   Status current_status() const noexcept { return status_; }
+  void derive() noexcept {
+    status_ = compute_status();
+    momentum_sd_ = detail::sqrt(params_.mass);
+  }
   Status compute_status() const noexcept {
     if (!(params_.step_size > Scalar(0)) || !std::isfinite(params_.step_size)) {
       return StatusCode::InvalidStepSize;
@@ -104,7 +109,7 @@ class HMC : public SamplerBase<
   Status apply_params(const Params& p) noexcept {
     params_ = p;
     recipe_ = make_recipe(p);
-    status_ = compute_status();
+    derive();
     return status_;
   }
   template <class St, class X>
@@ -172,9 +177,8 @@ class HMC : public SamplerBase<
     // From here the transition cannot fail: the refresh is an exact Gibbs move, and a divergent
     // trajectory is a rejection.
     const auto& kinetic = std::get<0>(recipe_.energy().terms);
-    const Scalar sd = detail::sqrt(kinetic.mass);
     auto r = z.momentum();
-    for (int i = 0; i < Dim; ++i) r[i] = sd * normals[i];
+    for (int i = 0; i < Dim; ++i) r[i] = momentum_sd_ * normals[i];
     const Scalar h0 = u0 + kinetic.energy(r);
     Info info;
     info.divergent = !recipe_.integrate(z, model, params_.steps);
@@ -210,7 +214,8 @@ class HMC : public SamplerBase<
 
   Params params_;
   RecipeType recipe_;
-  Status status_;
+  Status status_ = StatusCode::Ok;  // derive()
+  Scalar momentum_sd_ = Scalar(1);  // derive(): √m, the refresh's scale
 };
 
 template <int Dim>
