@@ -56,6 +56,25 @@ replace_doc_block() {
   rm -f "$block"
 }
 
+# host_steps_callgrind ROOT DIR [g++ flags...]: builds ports/cortex-m/tools/host_steps.cpp
+# (g++ -O2, this tree's probe) against ROOT's library and host-port headers as DIR/host_steps,
+# runs it under callgrind, and writes DIR/host_ir.txt (each row's "desc: Trigger: Client
+# Request: <label>" and "totals: <instructions of its 10^4 steps>" lines, in the probe's order)
+# and DIR/callgrind.log. Shared by scripts/realtime-table and scripts/step-cost.
+host_steps_callgrind() {
+  local root=$1 dir=$2
+  shift 2
+  mkdir -p "$dir"
+  nice g++ -std=c++17 -O2 -DNDEBUG "$@" -I"$root/include" -I"$root/ports/host/include" \
+    -isystem /usr/include/eigen3 "$SGMCMC_ROOT/ports/cortex-m/tools/host_steps.cpp" \
+    -o "$dir/host_steps"
+  rm -f "$dir"/cg.out*
+  nice valgrind --tool=callgrind --callgrind-out-file="$dir/cg.out" "$dir/host_steps" \
+    >/dev/null 2>"$dir/callgrind.log"
+  # One dump per row: cg.out.1, .2, ..., .10 (a version sort keeps the probe's order).
+  ls -v "$dir"/cg.out.* | xargs grep -h '^desc: Trigger\|^totals' >"$dir/host_ir.txt"
+}
+
 # machine_line: "CPU model, N logical CPUs; kernel" for the tables' provenance lines.
 machine_line() {
   local cpu
