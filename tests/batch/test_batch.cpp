@@ -9,11 +9,13 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "alloc_counter.hpp"
@@ -77,9 +79,32 @@ Vector<S, D> start_of(int k) {
   return v;
 }
 
+/// host::Rng without its optional in-place draw (take_normals): a port that only fills, so that
+/// the interleaved batch takes its other path (each chain's normals copied into a tile).
+struct FillOnly {
+  host::Rng r;
+  using result_type = std::uint64_t;
+  static constexpr result_type min() noexcept { return 0; }
+  static constexpr result_type max() noexcept { return ~result_type(0); }
+  result_type operator()() noexcept { return r(); }
+  template <class S>
+  void fill_normal(S* out, std::size_t n) noexcept {
+    r.fill_normal(out, n);
+  }
+};
+static_assert(!HasTakeNormals<FillOnly, float>::value && HasTakeNormals<host::Rng, float>::value);
+
+/// chain_streams<K>(seed, first) as K RNGs of type Rng (host::Rng or FillOnly).
+template <class Rng, int K, std::size_t... I>
+std::array<Rng, K> streams_as(std::uint64_t first, std::index_sequence<I...>) {
+  const auto s = host::chain_streams<K>(kSeed, first);
+  return {Rng{s[I]}...};
+}
+
 /// Runs K chains through a Batch and K single-chain samplers on streams first..first+K−1 with the
 /// same model, and checks every step's statuses and, at the end, every chain bit for bit.
-template <class Sampler, int K, BatchLayout L = BatchLayout::Auto, class Model>
+template <class Sampler, int K, BatchLayout L = BatchLayout::Auto, class Rng = host::Rng,
+          class Model>
 void check_identical(const Sampler& sampler, const Model& model, int steps, std::uint64_t first = 0,
                      bool expect_fused = true) {
   using B = Batch<Sampler, K, L>;
@@ -92,7 +117,7 @@ void check_identical(const Sampler& sampler, const Model& model, int steps, std:
     REQUIRE(sampler.start(single[k], start_of<typename Sampler::Scalar, d>(k)));
   }
   CHECK(batch.fused() == (B::interleaved && expect_fused));
-  auto rngs = host::chain_streams<K>(kSeed, first);
+  auto rngs = streams_as<Rng, K>(first, std::make_index_sequence<K>{});
   auto refs = host::chain_streams<K>(kSeed, first);
   int mismatched_status = 0;
   for (int t = 0; t < steps; ++t) {
@@ -137,6 +162,12 @@ TEST_CASE("interleaved chains are bit for bit the single-chain sampler on their 
   p.friction = 1.5f;
   SUBCASE("SGHMC float d=2, K=8, batch hook") {
     check_identical<SGHMC<float, 2>, 8>(SGHMC<float, 2>(p), CoupledBatched{}, 300);
+  }
+  SUBCASE("SGHMC float d=8 and double d=4, K=8, an RNG without take_normals") {
+    check_identical<SGHMC<float, 8>, 8, BatchLayout::Auto, FillOnly>(SGHMC<float, 8>(), Coupled{},
+                                                                     300);
+    check_identical<SGHMC<double, 4>, 8, BatchLayout::Auto, FillOnly>(SGHMC<double, 4>(),
+                                                                      CoupledBatched{}, 300);
   }
   SUBCASE("SGHMC float d=2, K=3, per-chain gradient") {
     check_identical<SGHMC<float, 2>, 3>(SGHMC<float, 2>(p), Coupled{}, 300);

@@ -176,6 +176,29 @@ TEST_CASE("refill keeps the stream and makes the next small fills copies") {
   CHECK(c.cached<float>() == 0);
 }
 
+TEST_CASE_TEMPLATE("take_normals hands out the fill_normal stream in place", Scalar, float,
+                   double) {
+  Rng a(41), b(41);
+  Scalar x[3000], y[3000];
+  a.fill_normal(x, 3000);
+  std::size_t at = 0;
+  // Sizes that cross refills, take whole caches' worth and mix with fill_normal.
+  for (std::size_t n : {1, 8, 8, 200, 225, 3, 17, 225, 64, 1, 225, 100, 0, 225, 32}) {
+    const Scalar* p = b.template take_normals<Scalar>(n);
+    REQUIRE(p != nullptr);
+    std::memcpy(y + at, p, n * sizeof(Scalar));
+    at += n;
+    b.fill_normal(y + at, 5);
+    at += 5;
+  }
+  CHECK(Rng::take_limit == Rng::cache_size - Rng::block + 1);
+  // Too many: nullptr, nothing drawn.
+  CHECK(b.template take_normals<Scalar>(Rng::take_limit + 1) == nullptr);
+  b.fill_normal(y + at, 3000 - at);
+  CHECK(std::memcmp(x, y, sizeof x) == 0);
+  CHECK(sgmcmc::HasTakeNormals<Rng, Scalar>::value);
+}
+
 TEST_CASE("the kernel is chosen at run time and can be forced") {
   const sgmcmc::host::Isa best = Rng::best_isa();
   Rng r(1);

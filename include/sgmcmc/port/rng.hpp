@@ -41,6 +41,18 @@ struct HasFillNormal<Rng, Scalar,
                          std::declval<Scalar*>(), std::declval<std::size_t>()))>> : std::true_type {
 };
 
+/// Optional in-place draw (host::Rng has it): `template <class Scalar> const Scalar*
+/// take_normals(std::size_t n) noexcept` hands out the next n normals of the fill_normal stream
+/// without copying them, nullptr when n exceeds the port's static `take_limit`.
+template <class Rng, class Scalar, class = void>
+struct HasTakeNormals : std::false_type {};
+
+template <class Rng, class Scalar>
+struct HasTakeNormals<Rng, Scalar,
+                      std::void_t<decltype(std::declval<Rng&>().template take_normals<Scalar>(
+                                      std::declval<std::size_t>())),
+                                  decltype(Rng::take_limit)>> : std::true_type {};
+
 /// Compile-time check with a readable message, for use at the top of any function taking an RNG.
 template <class Rng>
 constexpr void check_rng() noexcept {

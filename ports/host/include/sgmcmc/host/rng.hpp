@@ -344,6 +344,23 @@ class Rng {
     }
   }
 
+  /// Largest n take_normals accepts.
+  static constexpr std::size_t take_limit = cache_size - block + 1;
+
+  /// The next n standard normals, the same stream as fill_normal, handed out in place: a pointer
+  /// into the cache, valid until the next call that draws, refills or jumps; nullptr (nothing
+  /// drawn) when n > take_limit. Saves fill_normal's copy where the caller reads the normals once
+  /// (the chain batch's transposing fill). Refills first when fewer than n are cached.
+  template <class Scalar, std::enable_if_t<detail::is_float_or_double_v<Scalar>, int> = 0>
+  const Scalar* take_normals(std::size_t n) noexcept {
+    if (n > take_limit) return nullptr;
+    if (static_cast<std::size_t>(end_of<Scalar>() - pos_of<Scalar>()) < n) refill<Scalar>();
+    int& pos = pos_of<Scalar>();
+    const Scalar* out = cache_of<Scalar>() + pos;
+    pos += static_cast<int>(n);
+    return out;
+  }
+
   /// Number of normals of type Scalar ready in the cache.
   template <class Scalar, std::enable_if_t<detail::is_float_or_double_v<Scalar>, int> = 0>
   std::size_t cached() const noexcept {
