@@ -1113,8 +1113,9 @@ class Recipe {
   /// Runs a splitting's passes (explicit Euler: one simultaneous pass). FreshStart: scratch 0
   /// already holds ∇Ũ at the current position. h: the (signed) step.
   template <class Split, bool FreshStart, bool CheckState = true, class Model, class Noise>
-  void run_splitting(Ptrs& p, Scalar (&sv)[blocks], const Model& model, Noise& noise, Scalar h,
-                     detail::PassFlags<Scalar>& flags) const noexcept {
+  SGMCMC_ENGINE_INLINE void run_splitting(Ptrs& p, Scalar (&sv)[blocks], const Model& model,
+                                          Noise& noise, Scalar h,
+                                          detail::PassFlags<Scalar>& flags) const noexcept {
     using P = PlanOf<Split, FreshStart>;
     detail::static_for<P::value.groups>([&](auto gi) {
       constexpr int g = gi;
@@ -1243,8 +1244,8 @@ class Recipe {
 
   /// One pass over the coordinates applying updates [Begin, End) of Split.
   template <class Split, int Begin, int End, bool CheckState, class Noise>
-  void run_pass(Ptrs& p, Scalar (&sv)[blocks], Noise& noise, Scalar h,
-                detail::PassFlags<Scalar>& flags) const noexcept {
+  SGMCMC_ENGINE_INLINE void run_pass(Ptrs& p, Scalar (&sv)[blocks], Noise& noise, Scalar h,
+                                     detail::PassFlags<Scalar>& flags) const noexcept {
     using T = TraitsOf<Split>;
     using Info = PassInfo<Split, Begin, End>;
     constexpr int n_upd = End - Begin;
@@ -1288,8 +1289,9 @@ class Recipe {
   }
 
   template <class Split, int Begin, int End, bool PerLane, bool CheckState, class Noise, class C>
-  void run_lanes(Ptrs& p, Scalar (&sv)[blocks], Noise& noise, const C& c, bool noise_on,
-                 detail::PassFlags<Scalar>& flags) const noexcept {
+  SGMCMC_ENGINE_INLINE void run_lanes(Ptrs& p, Scalar (&sv)[blocks], Noise& noise, const C& c,
+                                      bool noise_on,
+                                      detail::PassFlags<Scalar>& flags) const noexcept {
     using T = TraitsOf<Split>;
     using Info = PassInfo<Split, Begin, End>;
     constexpr int n_upd = End - Begin;
@@ -1483,7 +1485,7 @@ class Recipe {
   }
 
   template <class St, class Model, class Noise>
-  Status general_step(St& z, const Model& model, Noise& noise) const noexcept {
+  SGMCMC_ENGINE_INLINE Status general_step(St& z, const Model& model, Noise& noise) const noexcept {
     NoiseVector zeta;
     if constexpr (noise_dim > 0) {
       if (temperature() > Scalar(0)) {

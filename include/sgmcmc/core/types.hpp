@@ -49,7 +49,36 @@ using ConstVectorMap = Eigen::Map<const Vector<Scalar, N>, kMapAlignment>;
 template <class Scalar, int N>
 using UnalignedMap = Eigen::Map<const Vector<Scalar, N>, Eigen::Unaligned>;
 
+/// Run-time dispatch of the step (docs/PERFORMANCE.md): on x86-64 with GCC or Clang, a build
+/// whose baseline lacks AVX2 (the default, portable build) compiles every sampler's step twice,
+/// for the baseline and for AVX2, and runs the AVX2 copy where the CPU has it (one test of the
+/// CPU's feature word per step). AVX2 without FMA: both copies round alike, so a chain is bit for
+/// bit the same on either path. Define SGMCMC_NO_DISPATCH to compile the baseline only.
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__)) && \
+    !defined(__AVX2__) && !defined(SGMCMC_NO_DISPATCH)
+#define SGMCMC_DISPATCH_AVX2 1
+/// The engine's loops, forced into the AVX2 copy (GCC would keep their large frames out of line
+/// and so run them as the baseline's).
+#define SGMCMC_ENGINE_INLINE [[gnu::always_inline]]
+/// What makes a function the AVX2 copy.
+#define SGMCMC_AVX2_COPY [[gnu::target("avx2"), gnu::flatten, gnu::noinline]]
+#else
+#define SGMCMC_DISPATCH_AVX2 0
+#define SGMCMC_ENGINE_INLINE
+#define SGMCMC_AVX2_COPY
+#endif
+
 namespace detail {
+/// Whether the CPU runs AVX2 (a read of libgcc's / compiler-rt's feature word; no write); false
+/// where the step is not dispatched.
+inline bool cpu_has_avx2() noexcept {
+#if SGMCMC_DISPATCH_AVX2
+  return __builtin_cpu_supports("avx2");
+#else
+  return false;
+#endif
+}
+
 /// n scalars rounded up to whole alignment units, so that consecutive blocks of that many
 /// scalars in one kAlignBytes-aligned array stay aligned (what the aligned maps above assume).
 template <class Scalar>

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: MIT
+// Prints, for a set of samplers (float and double, d = 3 and 37) and a chain batch, a hash of the
+// state after 300 steps on a non-quadratic target, and which copy of the step ran. CMake builds it
+// three times: as any build would (the step dispatched at run time, core/types.hpp), with
+// SGMCMC_NO_DISPATCH (the baseline copy only) and with -mavx2 -mfma (FMA contraction: a negative
+// control whose rounding differs). dispatch_compare.cmake checks that the first two print the same
+// hashes and that the third does not.
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+
+#include "sgmcmc/host/rng.hpp"
+#include "sgmcmc/host/streams.hpp"
+#include "sgmcmc/sgmcmc.hpp"
+
+using namespace sgmcmc;
+
+namespace {
+
+/// U = Σ θ²/2 + θ⁴/40: the gradient θ + θ³/10 is the model's own arithmetic in the copied step.
+struct Quartic {
+  template <class T, class G>
+  void gradient(const T& th, G& g) const noexcept {
+    for (Index i = 0; i < th.size(); ++i) g[i] = th[i] + th[i] * th[i] * th[i] / 10;
+  }
+  template <class T>
+  typename T::Scalar potential(const T& th) const noexcept {
+    typename T::Scalar u = 0;
+    for (Index i = 0; i < th.size(); ++i) {
+      u += th[i] * th[i] / 2 + th[i] * th[i] * th[i] * th[i] / 40;
+    }
+    return u;
+  }
+};
+
+std::uint64_t fnv(const void* p, std::size_t n) {
+  const auto* b = static_cast<const unsigned char*>(p);
+  std::uint64_t h = 1469598103934665603ull;
+  for (std::size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
+  return h;
+}
+
+template <class S>
+void chain(const char* name) {
+  using T = typename S::Scalar;
+  constexpr int d = S::dim;
+  const S s{};
+  static typename S::State z;
+  host::Rng rng(20261128u);
+  // The generator's kernel is dispatched on its own (host/rng.hpp): pin its AVX2 kernel (compiled
+  // alike in every build; no change where the CPU lacks it) so that only the step can differ.
+  static_cast<void>(rng.set_isa(host::Isa::Avx2));
+  if (!s.start(z, Vector<T, d>::Constant(T(0.3)), rng)) {
+    std::printf("%s/%s/%d start failed\n", name, sizeof(T) == 4 ? "float" : "double", d);
+    return;
+  }
+  int failures = 0;
+  for (int t = 0; t < 300; ++t) failures += s.step(z, Quartic{}, rng) ? 0 : 1;
+  std::printf("%s/%s/%d %016llx failures %d\n", name, sizeof(T) == 4 ? "float" : "double", d,
+              static_cast<unsigned long long>(fnv(z.data(), sizeof(T) * S::State::storage_size)),
+              failures);
+}
+
+template <class T, int d>
+void all() {
+  chain<SGLD<T, d>>("SGLD");
+  chain<SGLD<T, d, Diagonal<T, d>>>("SGLD-diagonal");
+  chain<SGHMC<T, d>>("SGHMC");
+  chain<SGHMC<T, d, BAOAB>>("SGHMC-BAOAB");
+  chain<SGHMC<T, d, ExplicitEuler>>("SGHMC-Euler");
+  chain<SGNHT<T, d>>("SGNHT");
+  chain<SGD<T, d>>("SGD");
+  chain<SGDMomentum<T, d>>("SGD-momentum");
+  chain<HMC<T, d>>("HMC");
+  chain<NUTS<T, d, 6>>("NUTS");
+  chain<SGMGT<T, d>>("SGMGT");
+  chain<SGMGTD<T, d>>("SGMGT-D");
+  chain<SGHMCLearnedRefresh<T, d, 4>>("SGHMC-learned");
+  chain<GSGRHMC<T, d>>("gSGRHMC");
+}
+
+template <class T, int d>
+void batch() {
+  constexpr int K = 8;
+  using S = SGHMC<T, d>;
+  const Batch<S, K> b{S{}};
+  static typename Batch<S, K>::State z;
+  for (int k = 0; k < K; ++k) static_cast<void>(b.start(z, k, Vector<T, d>::Constant(T(0.1 * k))));
+  auto rngs = host::chain_streams<K>(7u);
+  for (auto& r : rngs) static_cast<void>(r.set_isa(host::Isa::Avx2));
+  int failures = 0;
+  for (int t = 0; t < 300; ++t) failures += b.step(z, Quartic{}, rngs).failures();
+  std::uint64_t h = 0;
+  for (int k = 0; k < K; ++k) {
+    typename S::State c;
+    z.get(k, c);
+    h = h * 31 + fnv(c.data(), sizeof(T) * S::State::storage_size);
+  }
+  std::printf("Batch-SGHMC-K8/%s/%d %016llx failures %d\n", sizeof(T) == 4 ? "float" : "double", d,
+              static_cast<unsigned long long>(h), failures);
+}
+
+}  // namespace
+
+int main() {
+#if SGMCMC_DISPATCH_AVX2
+  std::printf("# step copy: %s\n", detail::cpu_has_avx2() ? "avx2" : "baseline");
+#else
+  std::printf("# step copy: compiled baseline only\n");
+#endif
+  all<float, 3>();
+  all<float, 37>();
+  all<double, 3>();
+  all<double, 37>();
+  batch<float, 5>();
+  batch<double, 5>();
+  return 0;
+}
