@@ -110,7 +110,9 @@ static void batch_d(FloorRng* r, double* restrict out) {
     /* u1 in (0, 1); m in [sqrt(1/2), sqrt(2)) by folding, so |s| <= 0.1716 */
     const double u1 = as_double(0x3ff0000000000000ULL | (w1 >> 12)) - 1.0 + 1.1102230246251565e-16;
     uint64_t bits = double_bits(u1);
-    double e = (double)((int64_t)(bits >> 52) - 1023);
+    /* the exponent as a double without a 64-bit integer conversion (AVX2 has none): 2^52 + k
+     * has k in its low mantissa bits */
+    double e = as_double(0x4330000000000000ULL | (bits >> 52)) - (4503599627370496.0 + 1023.0);
     double m = as_double((bits & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL);
     const int big = m > 1.4142135623730951;
     m = big ? 0.5 * m : m;
@@ -122,8 +124,8 @@ static void batch_d(FloorRng* r, double* restrict out) {
         s2 * (1.0 / 15 + s2 * (1.0 / 17 + s2 * (1.0 / 19 + s2 / 21))))))))));
     const double rad = sqrt(-2.0 * (e * 0.6931471805599453 + lnm));
     const uint64_t q = w2 >> 62;
-    const double t = ((double)(int64_t)((w2 >> 10) & 0x000fffffffffffffULL) * (1.0 / 4503599627370496.0) - 0.5) *
-                     1.5707963267948966;
+    const double t =
+        (as_double(0x3ff0000000000000ULL | ((w2 >> 10) & 0x000fffffffffffffULL)) - 1.5) * 1.5707963267948966;
     const double t2 = t * t;
     const double sn =
         t * (1.0 - t2 / 6 * (1.0 - t2 / 20 * (1.0 - t2 / 42 * (1.0 - t2 / 72 * (1.0 - t2 / 110 * (1.0 - t2 / 156 *
