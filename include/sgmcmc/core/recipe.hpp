@@ -1337,11 +1337,18 @@ class Recipe {
     const Scalar* const grad = p.grad;
     const Parts pt = parts();
 
+    // Local copies of the temperature and the one-scalar blocks, which the coordinate loop reads
+    // and never writes: the loop stores through pointers that could alias the caller's objects,
+    // so without copies the compiler reloads them, and recomputes what depends on them (SGNHT's
+    // thermostat terms), on every iteration. (Copying all of `c` as well measured worse.)
+    const Scalar temp = c.t;
+    Scalar svl[blocks];
+    for (int b = 0; b < blocks; ++b) svl[b] = sv[b];
     // Coordinate i = c0 + j, partial sum l: reads and writes coordinate i only.
     auto lane = [&](Index c0, Index j) SGMCMC_NOEXCEPT_INLINE_LAMBDA {
       const Index i = c0 + j;
       LaneT x;
-      detail::static_for<blocks>([&](auto b) { x.v[b] = lane_block(b) ? p.cur[b][i] : sv[b]; });
+      detail::static_for<blocks>([&](auto b) { x.v[b] = lane_block(b) ? p.cur[b][i] : svl[b]; });
       LaneT x_old;  // explicit Euler reads the old lane only
       if constexpr (T::euler) x_old = x;
       DhCache cache;  // of the lane the updates read: x_old, or x until an update writes it
@@ -1365,12 +1372,12 @@ class Recipe {
             }
           } else {
             Scalar v =
-                xs.v[b] + c.hp[k] * lane_drift<b, s.part>(pt, xs, g, sv, i, c.t, mbits, cache);
+                xs.v[b] + c.hp[k] * lane_drift<b, s.part>(pt, xs, g, svl, i, temp, mbits, cache);
             if constexpr (slot >= 0) {
               if constexpr (presigma_of<PerLane>(s)) {
                 v += sigbuf[slot][j] * zeta[slot][j];
               } else if constexpr (PerLane || !sigma_can_be_uniform<b>()) {
-                v += lane_sigma<b>(pt, c.hp[k], c.t, c.correct, xs, i, not_psd) * zeta[slot][j];
+                v += lane_sigma<b>(pt, c.hp[k], temp, c.correct, xs, i, not_psd) * zeta[slot][j];
               } else {
                 v += c.sigma[k] * zeta[slot][j];
               }
@@ -1380,7 +1387,7 @@ class Recipe {
           if constexpr (!T::euler) cache.ok[b] = false;  // the lane's z_b has (or may have) moved
         } else {
           contrib[Info::reduce_row(u)][j] =
-              lane_reduction<b, s.part>(pt, xs, g, i, c.t, mbits, cache);
+              lane_reduction<b, s.part>(pt, xs, g, i, temp, mbits, cache);
         }
       });
       detail::static_for<blocks>([&](auto b) {
