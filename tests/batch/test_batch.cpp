@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "alloc_counter.hpp"
+#include "fill_only.hpp"
 #include "sgmcmc/batch/batch.hpp"
 #include "sgmcmc/host/rng.hpp"
 #include "sgmcmc/host/streams.hpp"
@@ -79,20 +80,7 @@ Vector<S, D> start_of(int k) {
   return v;
 }
 
-/// host::Rng without its optional in-place draw (take_normals): a port that only fills, so that
-/// the interleaved batch takes its other path (each chain's normals copied into a tile).
-struct FillOnly {
-  host::Rng r;
-  using result_type = std::uint64_t;
-  static constexpr result_type min() noexcept { return 0; }
-  static constexpr result_type max() noexcept { return ~result_type(0); }
-  result_type operator()() noexcept { return r(); }
-  template <class S>
-  void fill_normal(S* out, std::size_t n) noexcept {
-    r.fill_normal(out, n);
-  }
-};
-static_assert(!HasTakeNormals<FillOnly, float>::value && HasTakeNormals<host::Rng, float>::value);
+using sgmcmc_test::FillOnly;  // the interleaved batch then copies normals into a tile
 
 /// chain_streams<K>(seed, first) as K RNGs of type Rng (host::Rng or FillOnly).
 template <class Rng, int K, std::size_t... I>

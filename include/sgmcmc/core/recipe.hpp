@@ -153,12 +153,25 @@ struct OUParams<QuadraticEnergy<S>> {
 /// array the caller filled (read in the same order). Either way the order is: per pass, per
 /// chunk of coordinates, per diffusive update of a position-sized block sorted by block; then
 /// one normal per diffusive update of a one-scalar block.
+///
+/// take(buffer, n): the next n normals, in `buffer` or wherever they already are. take_in_place:
+/// the same normals, read where the generator keeps them if it can hand them out
+/// (HasTakeNormals: host::Rng), which saves the copy; the pointer is valid only until the next
+/// draw, so a pass uses it only when it draws once before reading (one noisy update).
 template <class Scalar, class Rng>
 struct RngNoise {
   Rng* rng;
   const Scalar* take(Scalar* buffer, Index n) noexcept {
     fill_normal(*rng, buffer, n);
     return buffer;
+  }
+  const Scalar* take_in_place(Scalar* buffer, Index n) noexcept {
+    if constexpr (HasTakeNormals<Rng, Scalar>::value) {
+      if (const Scalar* p = rng->template take_normals<Scalar>(static_cast<std::size_t>(n))) {
+        return p;
+      }
+    }
+    return take(buffer, n);
   }
 };
 template <class Scalar>
@@ -169,6 +182,7 @@ struct ArrayNoise {
     next += n;
     return p;
   }
+  const Scalar* take_in_place(Scalar* buffer, Index n) noexcept { return take(buffer, n); }
 };
 
 /// Failures seen in a fused pass, OR-ed as bits: non-finite gradient, metric, state; 2D − hB̂ < 0.
@@ -1402,7 +1416,11 @@ class Recipe {
       const Index n = dim - c0 < chunk ? dim - c0 : chunk;
       if constexpr (n_noisy > 0) {
         if (noise_on) {
-          for (int k = 0; k < n_noisy; ++k) zeta[k] = noise.take(zbuf[k], n);
+          if constexpr (n_noisy == 1) {
+            zeta[0] = noise.take_in_place(zbuf[0], n);  // read before the next draw
+          } else {
+            for (int k = 0; k < n_noisy; ++k) zeta[k] = noise.take(zbuf[k], n);
+          }
         }
       }
       if constexpr (any_presigma) {
