@@ -47,38 +47,28 @@ void ticks_equal_steps(const S& s) {
 /// host::Rng whose in-place draw hands out the right normals negated (its fill_normal is
 /// host::Rng's): a step that reads its normals in place makes a different chain with it, which
 /// shows the in-place path is the one taken (the negative control of the test below).
-struct NegatedInPlace {
-  host::Rng r;
-  using result_type = std::uint64_t;
-  static constexpr result_type min() noexcept { return 0; }
-  static constexpr result_type max() noexcept { return ~result_type(0); }
+struct NegatedInPlace : sgmcmc_test::FillOnly {
   static constexpr std::size_t take_limit = host::Rng::take_limit;
-  result_type operator()() noexcept { return r(); }
-  template <class S>
-  void fill_normal(S* out, std::size_t n) noexcept {
-    r.fill_normal(out, n);
-  }
   template <class S>
   const S* take_normals(std::size_t n) noexcept {
     const S* p = r.take_normals<S>(n);
     if (p == nullptr) return nullptr;
-    S* out = buffer<S>();
+    S* out = nullptr;
+    if constexpr (std::is_same_v<S, float>) {
+      out = bf;
+    } else {
+      out = bd;
+    }
     for (std::size_t i = 0; i < n; ++i) out[i] = -p[i];
     return out;
-  }
-  template <class S>
-  S* buffer() noexcept {
-    if constexpr (std::is_same_v<S, float>) {
-      return bf;
-    } else {
-      return bd;
-    }
   }
   float bf[take_limit];
   double bd[take_limit];
 };
+static_assert(HasTakeNormals<NegatedInPlace, float>::value, "the control draws in place");
 
-/// `steps` steps from one start with RNGs a and b: whether the two chains end bit for bit equal.
+/// `steps` steps from one start with RNGs a and b: whether the two chains end
+/// bit for bit equal.
 template <class S, class RngA, class RngB>
 bool same_chain(const S& s, RngA& a, RngB& b, int steps) {
   using Scalar = typename S::Scalar;
@@ -91,14 +81,15 @@ bool same_chain(const S& s, RngA& a, RngB& b, int steps) {
   return z == w;
 }
 
-/// In place (host::Rng) against copied (FillOnly) against wrongly in place (NegatedInPlace).
+/// In place (host::Rng) against copied (FillOnly) against wrongly in place
+/// (NegatedInPlace).
 template <class S>
 void in_place_is_copied(const S& s) {
   host::Rng a(7);
   sgmcmc_test::FillOnly b{host::Rng(7)};
   CHECK(same_chain(s, a, b, 150));
   host::Rng c(7);
-  auto d = std::make_unique<NegatedInPlace>(NegatedInPlace{host::Rng(7), {}, {}});
+  auto d = std::make_unique<NegatedInPlace>(NegatedInPlace{{host::Rng(7)}, {}, {}});
   CHECK_FALSE(same_chain(s, c, *d, 150));
 }
 }  // namespace
@@ -110,9 +101,11 @@ TEST_CASE("a tick with refilled noise is the step the RNG would have made") {
   ticks_equal_steps(HMC<double, 3>({0.2, 5, 1.0, true}));
 }
 
-TEST_CASE("normals read in place from host::Rng give the chain of normals copied out of it") {
-  // d = 300: three chunks of the coordinate loop per pass, the last a partial one, and the
-  // generator's buffer refilled in the middle of a step.
+TEST_CASE(
+    "normals read in place from host::Rng give the chain of normals "
+    "copied out of it") {
+  // d = 300: three chunks of the coordinate loop per pass, the last a partial
+  // one, and the generator's buffer refilled in the middle of a step.
   in_place_is_copied(SGLD<float, 37>({0.05f, {}}));
   in_place_is_copied(SGLD<double, 300>({0.05, {}}));
   in_place_is_copied(SGHMC<float, 300>({0.1f, 1.0f, 1.0f}));
