@@ -533,10 +533,7 @@ class Batch {
     BatchStatus<K> out;
     if constexpr (interleaved) {
       if (wide_ok_) {
-        if constexpr (SGMCMC_DISPATCH_AVX2 != 0) {
-          if (detail::cpu_has_avx2()) return step_wide_avx2(z, model, rngs);
-        }
-        return step_wide(z, model, rngs);
+        return detail::dispatched([&]() noexcept { return step_wide(z, model, rngs); });
       }
       for (int k = 0; k < K; ++k) {
         out[k] = step_through_copy(z, k, detail::chain_model(model, k), rngs[k]);
@@ -594,13 +591,6 @@ class Batch {
     const Status s = sampler_.step(m, model, rng);
     if (s) z.set(k, m);
     return s;
-  }
-
-  /// step_wide compiled for AVX2, as SamplerBase::step's copy (core/types.hpp).
-  template <class Model, class Rngs>
-  SGMCMC_AVX2_COPY BatchStatus<K> step_wide_avx2(State& z, const Model& model,
-                                                 Rngs& rngs) const noexcept {
-    return step_wide(z, model, rngs);
   }
 
   /// All chains in one pass of the wide recipe; on failure, each chain's status from its own

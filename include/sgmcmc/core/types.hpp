@@ -79,6 +79,23 @@ inline bool cpu_has_avx2() noexcept {
 #endif
 }
 
+/// f() compiled for AVX2 (SGMCMC_AVX2_COPY): everything f calls is inlined into this copy
+/// (flatten), the model's gradient included, so its loops use 256-bit registers.
+template <class F>
+SGMCMC_AVX2_COPY decltype(auto) call_avx2(const F& f) noexcept {
+  return f();
+}
+
+/// f() through its AVX2 copy where the step is dispatched and the CPU has AVX2, else as compiled
+/// for the build's baseline: the one place a step (a sampler's, a chain batch's) is dispatched.
+template <class F>
+decltype(auto) dispatched(const F& f) noexcept {
+  if constexpr (SGMCMC_DISPATCH_AVX2 != 0) {
+    if (cpu_has_avx2()) return call_avx2(f);
+  }
+  return f();
+}
+
 /// n scalars rounded up to whole alignment units, so that consecutive blocks of that many
 /// scalars in one kAlignBytes-aligned array stay aligned (what the aligned maps above assume).
 template <class Scalar>

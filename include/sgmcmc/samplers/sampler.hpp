@@ -112,10 +112,7 @@ class SamplerBase {
     check_gradient_model<Model, Scalar, Dim>();
     static_assert(std::is_same_v<typename St::ShapeType, typename State::ShapeType>,
                   "sgmcmc: this is not the sampler's State or StateMap type");
-    if constexpr (SGMCMC_DISPATCH_AVX2 != 0) {
-      if (detail::cpu_has_avx2()) return step_avx2(z, model, rng);
-    }
-    return derived().step_state(z, model, rng);
+    return detail::dispatched([&]() noexcept { return derived().step_state(z, model, rng); });
   }
 
   /// Ok iff every parameter is valid; step() returns this otherwise.
@@ -137,13 +134,6 @@ class SamplerBase {
   SamplerBase() = default;
 
  private:
-  /// The same step compiled for AVX2 where SGMCMC_DISPATCH_AVX2 (core/types.hpp): everything it
-  /// calls is inlined into it (flatten), the model's gradient included, so its loops use 256-bit
-  /// registers.
-  template <class St, class Model, class Rng>
-  SGMCMC_AVX2_COPY Status step_avx2(St& z, const Model& model, Rng& rng) const noexcept {
-    return derived().step_state(z, model, rng);
-  }
   // Whether Derived draws its auxiliary variables in start(z, θ0, rng). Detected here, inside
   // the base every sampler befriends, because init_state is private.
   // D is Derived, a parameter so that the expression is dependent: clang would otherwise look
