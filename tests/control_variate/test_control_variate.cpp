@@ -278,6 +278,177 @@ TEST_CASE("CV gradient: the difference hook is used when present and gives the s
   CHECK(hooked.hook_calls == 0);
 }
 
+namespace {
+
+/// LogisticRegression without its difference and cache hooks: the adaptor's two-gradient path.
+struct PlainLR {
+  LR inner;
+  template <class B, class A>
+  void add_gradient(std::uint32_t i, const Eigen::MatrixBase<B>& beta,
+                    Eigen::MatrixBase<A>& acc) const noexcept {
+    inner.add_gradient(i, beta, acc);
+  }
+  template <class B, class A>
+  void add_prior_gradient(const Eigen::MatrixBase<B>& beta,
+                          Eigen::MatrixBase<A>& acc) const noexcept {
+    inner.add_prior_gradient(beta, acc);
+  }
+};
+
+}  // namespace
+
+TEST_CASE(
+    "CV gradient: LogisticRegression's hooks and the row cache give the two-gradient path's "
+    "gradient") {
+  // Three adaptors on the same batches: the plain two-gradient path (PlainLR), LogisticRegression's
+  // difference hook (no cache) and its row cache; equal to rounding (1e-12 relative), with and
+  // without a noise estimator (whose V̂ must agree too). A re-reference refills the cache: the
+  // gradients still agree after set_reference moves θ̂. Negative control: a cache holding the
+  // terms of another θ̂ (filled before the move, the adaptor told nothing) gives a gradient that
+  // differs.
+  constexpr int kCap = 16;
+  const SyntheticLR<D> data(300, 13);
+  const Mode mode = find_mode(data);
+  OwnedControlVariateGradient<PlainLR, kCap, double, D> plain(PlainLR{data.model()}, data.rows);
+  OwnedControlVariateGradient<LR, kCap, double, D> hooked(data.model(), data.rows);
+  OwnedControlVariateGradient<LR, kCap, double, D> cached(data.model(), data.rows);
+  std::vector<double> cache(cached.row_cache_size());
+  CHECK(cache.size() == data.rows);
+  CHECK_FALSE(cached.row_cache_ready());
+  REQUIRE(cached.set_row_cache(cache.data(), cache.size()));
+  CHECK_FALSE(cached.row_cache_ready());  // no reference yet
+  std::vector<std::uint32_t> order(data.rows);
+  sgmcmc::MinibatchSampler<kCap> batches(order.data(), data.rows, 8);
+  LocalRng rng(17);
+  typename GradientNoiseEstimator<double, D>::Params p;
+  p.smoothing = 0.0;
+  GradientNoiseEstimator<double, D> est_plain(p), est_cached(p);
+  const Vec theta = mode.map + Vec(0.2, -0.1, 0.3, -0.25);
+  for (const Vec& ref : {Vec(mode.map), Vec(mode.map + Vec(0.05, 0.1, -0.1, 0.0))}) {
+    REQUIRE(plain.set_reference(ref));
+    REQUIRE(hooked.set_reference(ref));
+    REQUIRE(cached.set_reference(ref));
+    CHECK(cached.row_cache_ready());
+    for (int t = 0; t < 20; ++t) {
+      batches.next(rng, plain.batch());
+      hooked.batch() = plain.batch();
+      cached.batch() = plain.batch();
+      Vec a, b, c;
+      plain.gradient(theta, a);
+      hooked.gradient(theta, b);
+      cached.gradient(theta, c);
+      CHECK(max_rel_diff(b, a) < 1e-12);
+      CHECK(max_rel_diff(c, a) < 1e-12);
+      plain.set_noise_estimator(&est_plain);
+      cached.set_noise_estimator(&est_cached);
+      plain.gradient(theta, a);
+      cached.gradient(theta, c);
+      CHECK(max_rel_diff(c, a) < 1e-12);
+      plain.set_noise_estimator(nullptr);
+      cached.set_noise_estimator(nullptr);
+    }
+  }
+  CHECK(max_rel_diff(est_cached.estimate(), est_plain.estimate()) < 1e-10);
+  // A cache given after the reference is filled at once.
+  OwnedControlVariateGradient<LR, kCap, double, D> late(data.model(), data.rows);
+  REQUIRE(late.set_reference(mode.map));
+  std::vector<double> late_cache(data.rows);
+  REQUIRE(late.set_row_cache(late_cache.data(), late_cache.size()));
+  CHECK(late.row_cache_ready());
+  // Negative control: stale terms (those of θ̂ = mode.map while the reference has moved).
+  std::vector<double> stale(data.rows);
+  OwnedControlVariateGradient<LR, kCap, double, D> wrong(data.model(), data.rows);
+  REQUIRE(wrong.set_row_cache(stale.data(), stale.size()));
+  REQUIRE(wrong.set_reference(mode.map + Vec(0.05, 0.1, -0.1, 0.0)));
+  for (std::size_t i = 0; i < data.rows; ++i) {
+    stale[i] = data.model().reference_term(std::uint32_t(i), mode.map);
+  }
+  batches.next(rng, plain.batch());
+  wrong.batch() = plain.batch();
+  Vec a, w;
+  plain.gradient(theta, a);
+  wrong.gradient(theta, w);
+  CHECK_FALSE(max_rel_diff(w, a) < 1e-6);
+}
+
+namespace {
+
+/// A logistic model whose reference term is NaN for row 5 when θ̂_0 > 1.
+struct Failing {
+  LR inner;
+  template <class B, class A>
+  void add_gradient(std::uint32_t i, const Eigen::MatrixBase<B>& beta,
+                    Eigen::MatrixBase<A>& acc) const noexcept {
+    inner.add_gradient(i, beta, acc);
+  }
+  template <class B, class A>
+  void add_prior_gradient(const Eigen::MatrixBase<B>& beta,
+                          Eigen::MatrixBase<A>& acc) const noexcept {
+    inner.add_prior_gradient(beta, acc);
+  }
+  template <class R>
+  double reference_term(std::uint32_t i, const Eigen::MatrixBase<R>& ref) const noexcept {
+    return i == 5 && ref[0] > 1.0 ? std::numeric_limits<double>::quiet_NaN()
+                                  : inner.reference_term(i, ref);
+  }
+  template <class B, class A>
+  void add_cached_difference(std::uint32_t i, const Eigen::MatrixBase<B>& beta, double term,
+                             Eigen::MatrixBase<A>& acc) const noexcept {
+    inner.add_cached_difference(i, beta, term, acc);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("CV gradient: row cache failures") {
+  // Null memory or too small a size: InvalidParameter, the cache not used. A reference whose
+  // terms are not finite (an infinite entry of the design matrix: ĝ is then not finite either,
+  // refused before the cache is touched) keeps the previous reference and its cache. A model
+  // whose terms fail after ĝ passed (a reference_term returning NaN for one row) keeps the
+  // previous reference, served without the cache, with the same gradients.
+  constexpr int kCap = 16;
+  const SyntheticLR<D> data(60, 4);
+  const Mode mode = find_mode(data);
+  OwnedControlVariateGradient<LR, kCap, double, D> cv(data.model(), data.rows);
+  std::vector<double> cache(data.rows);
+  CHECK(cv.set_row_cache(nullptr, data.rows) == StatusCode::InvalidParameter);
+  CHECK(cv.set_row_cache(cache.data(), data.rows - 1) == StatusCode::InvalidParameter);
+  REQUIRE(cv.set_reference(mode.map));
+  CHECK_FALSE(cv.row_cache_ready());
+  REQUIRE(cv.set_row_cache(cache.data(), cache.size()));
+  CHECK(cv.row_cache_ready());
+  const std::vector<double> filled = cache;
+  Vec bad = mode.map;
+  bad[1] = std::numeric_limits<double>::infinity();
+  CHECK(cv.set_reference(bad) == StatusCode::NonFiniteState);
+  CHECK(cv.row_cache_ready());
+  CHECK(cache == filled);
+
+  OwnedControlVariateGradient<Failing, kCap, double, D> f(Failing{data.model()}, data.rows);
+  OwnedControlVariateGradient<PlainLR, kCap, double, D> ref_path(PlainLR{data.model()}, data.rows);
+  std::vector<double> fcache(data.rows);
+  REQUIRE(f.set_row_cache(fcache.data(), fcache.size()));
+  Vec start = mode.map;
+  start[0] = 0.5;
+  REQUIRE(f.set_reference(start));
+  REQUIRE(ref_path.set_reference(start));
+  CHECK(f.row_cache_ready());
+  Vec moved = start;
+  moved[0] = 1.5;
+  CHECK(f.set_reference(moved) == StatusCode::NonFiniteGradient);
+  CHECK_FALSE(f.row_cache_ready());
+  CHECK(max_rel_diff(Vec(f.reference()), start) == 0.0);
+  std::vector<std::uint32_t> order(data.rows);
+  sgmcmc::MinibatchSampler<kCap> batches(order.data(), data.rows, 6);
+  LocalRng rng(23);
+  batches.next(rng, f.batch());
+  ref_path.batch() = f.batch();
+  Vec a, b;
+  f.gradient(mode.map, a);
+  ref_path.gradient(mode.map, b);
+  CHECK(max_rel_diff(a, b) < 1e-12);
+}
+
 TEST_CASE("CV gradient: failures leave the adaptor unchanged") {
   constexpr int kCap = 16;
   const SyntheticLR<D> data(50, 2);

@@ -18,8 +18,13 @@
 // A per-example model may also provide
 //   void add_gradient_difference(std::uint32_t i, const Theta& θ, const Ref& θ̂, Out& acc) const;
 //                                                       // acc += a_i(θ) − a_i(θ̂)
-// for a cheaper difference (a generalised linear model can cache x_iᵀθ̂ per row: one dot product,
-// one link evaluation and one axpy per example instead of two each); it is used when present.
+// for a cheaper difference (a generalised linear model needs one axpy instead of two); it is used
+// when present. A model may also offer a per-row cache of the reference,
+//   Scalar reference_term(std::uint32_t i, const Ref& θ̂) const;   // e.g. σ(x_iᵀθ̂) for a GLM
+//   void add_cached_difference(std::uint32_t i, const Theta& θ, Scalar term, Out& acc) const;
+//                                                       // acc += a_i(θ) − a_i(θ̂), term as above
+// and, given caller memory for one scalar per row (set_row_cache), the adaptor fills the cache in
+// set_reference and each difference then costs what one plain per-example gradient costs.
 //
 // Gradient-noise estimate: with set_noise_estimator(&est), every gradient() call feeds the batch's
 // d_i to a GradientNoiseEstimator (data/gradient_noise.hpp), which then estimates the diagonal of
@@ -49,6 +54,25 @@ struct HasGradientDifference<M, Theta, Ref, Out,
                                  std::uint32_t{}, std::declval<const Theta&>(),
                                  std::declval<const Ref&>(), std::declval<Out&>()))>>
     : std::true_type {};
+
+/// Does the per-example model offer reference_term(i, θ̂) (a scalar per row, convertible to
+/// Scalar)?
+template <class M, class Scalar, class Ref, class = void>
+struct HasReferenceTerm : std::false_type {};
+template <class M, class Scalar, class Ref>
+struct HasReferenceTerm<M, Scalar, Ref,
+                        std::void_t<decltype(Scalar(std::declval<const M&>().reference_term(
+                            std::uint32_t{}, std::declval<const Ref&>())))>> : std::true_type {};
+
+/// Does it also offer add_cached_difference(i, θ, term, acc)?
+template <class M, class Scalar, class Theta, class Ref, class Out, class = void>
+struct HasCachedDifference : std::false_type {};
+template <class M, class Scalar, class Theta, class Ref, class Out>
+struct HasCachedDifference<
+    M, Scalar, Theta, Ref, Out,
+    std::void_t<decltype(std::declval<const M&>().add_cached_difference(
+        std::uint32_t{}, std::declval<const Theta&>(), Scalar{}, std::declval<Out&>()))>>
+    : HasReferenceTerm<M, Scalar, Ref> {};
 
 }  // namespace detail
 
@@ -97,10 +121,35 @@ class ControlVariateGradient {
     const ConstVectorMap<Scalar, Dim> r(slot(next, 0));
     for (std::size_t i = 0; i < n_rows_; ++i) model_.add_gradient(std::uint32_t(i), r, full);
     if (!detail::all_finite(full)) return StatusCode::NonFiniteGradient;
+    if (row_cache_ != nullptr && !fill_row_cache(r)) return StatusCode::NonFiniteGradient;
     active_ = next;
     has_reference_ = true;
     return StatusCode::Ok;
   }
+
+  /// Scalars of caller memory set_row_cache needs: one per row.
+  std::size_t row_cache_size() const noexcept { return n_rows_; }
+  /// Gives the adaptor caller memory (`size` ≥ rows() scalars, kept alive and untouched by the
+  /// caller while the adaptor is used) for a per-row cache of the reference, for per-example
+  /// models that offer reference_term and add_cached_difference (the header comment;
+  /// LogisticRegression does): set_reference fills it, and each difference then costs one
+  /// per-example evaluation instead of two. With a reference already set the cache is filled at
+  /// once. InvalidParameter for null memory or too small a size (nothing changes);
+  /// NonFiniteGradient if a term is not finite (the cache is then not used). A set_reference that
+  /// fails after it began to fill the cache keeps the previous reference, served without the
+  /// cache (the same gradients, at two evaluations per row) until a set_reference succeeds.
+  Status set_row_cache(Scalar* memory, std::size_t size) noexcept {
+    static_assert(detail::HasReferenceTerm<PerExample, Scalar, ConstVectorMap<Scalar, Dim>>::value,
+                  "set_row_cache needs a per-example model with reference_term(i, θ̂) and "
+                  "add_cached_difference(i, θ, term, acc)");
+    if (memory == nullptr || size < n_rows_) return StatusCode::InvalidParameter;
+    row_cache_ = memory;
+    cache_ready_ = false;
+    if (has_reference_ && !fill_row_cache(reference())) return StatusCode::NonFiniteGradient;
+    return StatusCode::Ok;
+  }
+  /// True when gradient() reads the per-row cache.
+  bool row_cache_ready() const noexcept { return cache_ready_; }
   /// True once set_reference succeeded.
   bool has_reference() const noexcept { return has_reference_; }
   /// θ̂ and ĝ (valid when has_reference()).
@@ -124,17 +173,13 @@ class ControlVariateGradient {
       return;
     }
     const ConstVectorMap<Scalar, Dim> ref(slot(active_, 0));
-    constexpr bool difference_hook =
-        detail::HasGradientDifference<PerExample, Theta, ConstVectorMap<Scalar, Dim>, Out>::value;
-    if constexpr (difference_hook) {
-      if (estimator_ == nullptr) {
-        out.setZero();
-        for (const std::uint32_t i : batch_) model_.add_gradient_difference(i, theta, ref, out);
-        finish(theta, out);
-        return;
-      }
-    }
-    if (estimator_ == nullptr) {
+    using Ref = ConstVectorMap<Scalar, Dim>;
+    constexpr bool cached = detail::HasCachedDifference<PerExample, Scalar, Theta, Ref, Out>::value;
+    constexpr bool hook = detail::HasGradientDifference<PerExample, Theta, Ref, Out>::value;
+    if (estimator_ == nullptr && ((cached && cache_ready_) || hook)) {
+      out.setZero();
+      for (const std::uint32_t i : batch_) add_difference(i, theta, ref, out);
+    } else if (estimator_ == nullptr) {
       // out = Σ a_i(θ) − Σ a_i(θ̂) with no temporary vector (any Dim): the reference sum first,
       // negated, then the current one.
       out.setZero();
@@ -147,15 +192,7 @@ class ControlVariateGradient {
       Vec d;
       for (const std::uint32_t i : batch_) {
         d.setZero();
-        if constexpr (detail::HasGradientDifference<PerExample, Theta, ConstVectorMap<Scalar, Dim>,
-                                                    Vec>::value) {
-          model_.add_gradient_difference(i, theta, ref, d);
-        } else {
-          model_.add_gradient(i, theta, d);
-          d = -d;
-          model_.add_gradient(i, ref, d);
-          d = -d;  // d_i = a_i(θ) − a_i(θ̂)
-        }
+        add_difference(i, theta, ref, d);  // d_i = a_i(θ) − a_i(θ̂)
         out += d;
         estimator_->add(d);
       }
@@ -165,6 +202,43 @@ class ControlVariateGradient {
   }
 
  private:
+  /// acc += a_i(θ) − a_i(θ̂): from the row cache when it is ready, else the model's difference
+  /// hook, else two per-example gradients (then acc must be zero on entry).
+  template <class Theta, class Ref, class Out>
+  void add_difference(std::uint32_t i, const Theta& theta, const Ref& ref,
+                      Out& acc) const noexcept {
+    if constexpr (detail::HasCachedDifference<PerExample, Scalar, Theta, Ref, Out>::value) {
+      if (cache_ready_) {
+        model_.add_cached_difference(i, theta, row_cache_[i], acc);
+        return;
+      }
+    }
+    if constexpr (detail::HasGradientDifference<PerExample, Theta, Ref, Out>::value) {
+      model_.add_gradient_difference(i, theta, ref, acc);
+    } else {
+      model_.add_gradient(i, theta, acc);
+      acc = -acc;
+      model_.add_gradient(i, ref, acc);
+      acc = -acc;
+    }
+  }
+
+  /// row_cache_[i] = reference_term(i, θ̂) for every row; false (and the cache not ready) if a
+  /// term is not finite.
+  template <class Ref>
+  bool fill_row_cache(const Ref& theta_hat) noexcept {
+    cache_ready_ = false;
+    if constexpr (detail::HasReferenceTerm<PerExample, Scalar, Ref>::value) {
+      Scalar check = 0;
+      for (std::size_t i = 0; i < n_rows_; ++i) {
+        row_cache_[i] = Scalar(model_.reference_term(std::uint32_t(i), theta_hat));
+        check += row_cache_[i] - row_cache_[i];  // NaN iff some term is not finite
+      }
+      cache_ready_ = check == Scalar(0);
+    }
+    return cache_ready_;
+  }
+
   /// out = (N/n) out + ĝ + prior gradient.
   template <class Theta, class Out>
   void finish(const Theta& theta, Out& out) const noexcept {
@@ -182,6 +256,8 @@ class ControlVariateGradient {
   std::size_t n_rows_;
   Scalar* mem_;
   Estimator* estimator_ = nullptr;
+  Scalar* row_cache_ = nullptr;  // caller memory, rows() scalars (set_row_cache)
+  bool cache_ready_ = false;     // row_cache_ holds reference_term(i, θ̂) of the active θ̂
   bool has_reference_ = false;
   int active_ = 0;
   IndexBatch<Capacity> batch_;

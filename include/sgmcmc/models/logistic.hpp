@@ -105,6 +105,28 @@ class LogisticRegression {
     const RowMap xi = row(i);
     acc += (sigmoid(xi.dot(beta)) - label(i)) * xi;
   }
+  /// acc += a_i(β) − a_i(β̂) = (σ(x_iᵀβ) − σ(x_iᵀβ̂)) x_i: the label cancels, so one axpy (the
+  /// control-variate difference hook, data/control_variate.hpp).
+  template <class B, class R, class A>
+  void add_gradient_difference(std::uint32_t i, const Eigen::MatrixBase<B>& beta,
+                               const Eigen::MatrixBase<R>& ref,
+                               Eigen::MatrixBase<A>& acc) const noexcept {
+    const RowMap xi = row(i);
+    acc += (sigmoid(xi.dot(beta)) - sigmoid(xi.dot(ref))) * xi;
+  }
+  /// σ(x_iᵀβ̂): what the control-variate adaptor caches per row for a reference β̂.
+  template <class R>
+  Scalar reference_term(std::uint32_t i, const Eigen::MatrixBase<R>& ref) const noexcept {
+    return sigmoid(row(i).dot(ref));
+  }
+  /// acc += (σ(x_iᵀβ) − term) x_i, term = reference_term(i, β̂): the difference at the cost of one
+  /// per-example gradient.
+  template <class B, class A>
+  void add_cached_difference(std::uint32_t i, const Eigen::MatrixBase<B>& beta, Scalar term,
+                             Eigen::MatrixBase<A>& acc) const noexcept {
+    const RowMap xi = row(i);
+    acc += (sigmoid(xi.dot(beta)) - term) * xi;
+  }
   /// −log p(β) = ‖β‖² / (2 s²) (normalising constant dropped).
   template <class B>
   Scalar prior_potential(const Eigen::MatrixBase<B>& beta) const noexcept {
