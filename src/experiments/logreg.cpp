@@ -34,7 +34,8 @@ constexpr const char* kUsage =
     "       sgmcmc_logreg --posterior [--data DIR] [--out DIR] [--datasets LIST]\n"
     "                     [--methods LIST] [--reference DIR] [--stan DIR] [--chains K]\n"
     "                     [--batch N] [--sg-warmup T] [--sg-steps T] [--nuts-warmup T]\n"
-    "                     [--nuts-draws T] [--tolerance E] [--metric-windows] [--seed N]\n"
+    "                     [--sg-kept K] [--nuts-draws T] [--tolerance E] [--metric-windows]\n"
+    "                     [--last-window] [--noise-correction] [--seed N]\n"
     "\n"
     "Bayesian logistic regression (standardised features, intercept, beta ~ N(0, 10^2 I)) on\n"
     "australian, german, heart, pima, ripley (cubic features) and caravan: every sampler with the\n"
@@ -66,11 +67,15 @@ constexpr const char* kUsage =
     "ESS per CPU second to Stan's ESS per post-warmup chain-second.\n"
     "  --methods LIST   nuts sghmc-cv sgld-cv sghmc sghmc-cv-hot (default: the first three)\n"
     "  --chains K       chains per sampler (default 4)\n"
-    "  --batch N        minibatch size of the SG samplers (default 32)\n"
+    "  --batch N        minibatch size of the SG samplers (default 32; SGHMC-CV 64)\n"
     "  --sg-warmup T, --sg-steps T     SG warm-up and sampling steps per chain (4000, 40000)\n"
     "  --nuts-warmup T, --nuts-draws T NUTS warm-up and kept transitions per chain (300, 2000)\n"
     "  --tolerance E    target excess configurational temperature of the SG samplers (0.1)\n"
+    "  --sg-kept K      SG draws kept per chain, evenly thinned (5000)\n"
     "  --metric-windows re-estimate the SG preconditioner from warm-up draws (Stan's windows)\n"
+    "  --last-window    SG-CV: keep the last warm-up window's h (default: the geometric mean\n"
+    "                   of the later half of the windows' h)\n"
+    "  --noise-correction  SG-CV: estimate V-hat in warm-up and inject N(0, h(2D - hV-hat))\n"
     "\n"
     "Exit status: 0 success, 1 a data set or an available sampler failed, 2 bad arguments.\n";
 
@@ -91,9 +96,12 @@ struct Options {
   // --posterior
   bool posterior = false;
   std::string reference, stan;
-  std::uint64_t chains = 0, batch = 0, sg_warmup = 0, sg_steps = 0, nuts_warmup = 0, nuts_draws = 0;
+  std::uint64_t chains = 0, batch = 0, sg_warmup = 0, sg_steps = 0, sg_kept = 0, nuts_warmup = 0,
+                nuts_draws = 0;
   double tolerance = 0.0;
   bool metric_windows = false;
+  bool noise_correction = false;
+  bool average = true;
 };
 
 std::vector<std::string> split_list(const std::string& s) {
@@ -124,9 +132,13 @@ int parse(int argc, char** argv, Options& o) {
       o.posterior = true;
     } else if (args.is("--metric-windows")) {
       o.metric_windows = true;
+    } else if (args.is("--last-window")) {
+      o.average = false;
+    } else if (args.is("--noise-correction")) {
+      o.noise_correction = true;
     } else if (args.count("--chains", o.chains, 1) || args.count("--batch", o.batch, 2) ||
                args.count("--sg-warmup", o.sg_warmup, 0) ||
-               args.count("--sg-steps", o.sg_steps, 8) ||
+               args.count("--sg-steps", o.sg_steps, 8) || args.count("--sg-kept", o.sg_kept, 4) ||
                args.count("--nuts-warmup", o.nuts_warmup, 0) ||
                args.count("--nuts-draws", o.nuts_draws, 4) ||
                args.number("--tolerance", o.tolerance, positive) ||
@@ -448,14 +460,17 @@ double summary_value(const std::vector<std::pair<std::string, std::string>>& row
 int posterior_mode(const Options& opt, int argc, char** argv) {
   lr::PosteriorSettings s;
   if (opt.chains > 0) s.chains = std::size_t(opt.chains);
-  if (opt.batch > 0) s.batch = std::size_t(opt.batch);
+  if (opt.batch > 0) s.batch = s.sghmc_cv_batch = std::size_t(opt.batch);
   if (opt.sg_warmup > 0) s.sg_warmup = std::size_t(opt.sg_warmup);
   if (opt.sg_steps > 0) s.sg_steps = std::size_t(opt.sg_steps);
+  if (opt.sg_kept > 0) s.sg_kept = std::size_t(opt.sg_kept);
   if (opt.nuts_warmup > 0) s.nuts_warmup = std::size_t(opt.nuts_warmup);
   if (opt.nuts_draws > 0) s.nuts_draws = std::size_t(opt.nuts_draws);
   if (opt.tolerance > 0) s.sg_tolerance = opt.tolerance;
   if (opt.seed_set) s.seed = opt.seed;
   s.sg_metric_windows = opt.metric_windows;
+  s.sg_noise_correction = opt.noise_correction;
+  s.sg_average = opt.average;
   if (!opt.methods.empty()) {
     std::string bad;
     if (!lr::parse_posterior_methods(opt.methods, s.methods, &bad)) {

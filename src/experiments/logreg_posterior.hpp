@@ -41,15 +41,19 @@ struct PosteriorSettings {
   double nuts_target = 0.8;       ///< dual-averaging target acceptance statistic
   bool nuts_windows = true;       ///< re-estimate the dense metric in Stan's slow windows
   // Stochastic-gradient samplers
-  std::size_t batch = 32;        ///< minibatch size n (clamped to N)
-  std::size_t sg_warmup = 4000;  ///< warm-up steps (step-size windows, metric windows)
-  std::size_t sg_steps = 40000;  ///< steps after the warm-up
-  std::size_t sg_kept = 5000;    ///< kept draws per chain (evenly thinned)
-  std::size_t sg_window = 250;   ///< steps per step-size adaptation window
-  double sg_tolerance = 0.1;     ///< target excess configurational temperature (sd ratio ≈ 1.05)
-  double sg_decay = 0.1;         ///< α = hC of SGHMC
+  std::size_t batch = 32;           ///< minibatch size n (clamped to N): SGLD-CV, plain SGHMC
+  std::size_t sghmc_cv_batch = 64;  ///< SGHMC-CV's n (its ESS per step grows with n)
+  std::size_t sg_warmup = 4000;     ///< warm-up steps (step-size windows, metric windows)
+  std::size_t sg_steps = 40000;     ///< steps after the warm-up
+  std::size_t sg_kept = 5000;       ///< kept draws per chain (evenly thinned)
+  std::size_t sg_window = 250;      ///< steps per step-size adaptation window
+  double sg_tolerance = 0.1;  ///< target excess configurational temperature (sd ratio ≈ 1.05)
+  double sg_decay = 0.1;      ///< α = hC of SGHMC
   bool sg_metric_windows = false;  ///< re-estimate the dense preconditioner from SG draws
-  double noadapt_factor = 4.0;     ///< the negative control's h: this times the rule's start
+  bool sg_average = true;          ///< final h: geometric mean of the later half of the windows' h
+  bool sg_noise_correction = false;  ///< estimate V̂ in warm-up, inject N(0, h(2D − hV̂))
+  std::size_t sg_noise_every = 2;    ///< warm-up steps per V̂ pair (one extra gradient each)
+  double noadapt_factor = 4.0;       ///< the negative control's h: this times the rule's start
   bool batch_plain = true;  ///< plain SGHMC with 4 chains: one Batch (the same draws, faster)
   std::vector<PosteriorMethod> methods = default_posterior_methods();
   std::function<void(const std::string&)> progress;  ///< after every chain; may be empty

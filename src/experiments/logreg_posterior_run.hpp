@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -190,7 +191,8 @@ void sg_cv_chain(const PosteriorInput& in, const PosteriorSettings& s, const LR&
     for (Index j = 0; j < Dim; ++j) hess(i, j) = g.hessian(i, j);
   }
   CV cv(lr, rows);
-  if (!cv.set_reference(map)) {
+  std::vector<double> row_cache(cv.row_cache_size());  // σ(x_iᵀθ̂) per row: one dot per difference
+  if (!cv.set_row_cache(row_cache.data(), row_cache.size()) || !cv.set_reference(map)) {
     run.error = "non-finite gradient at the MAP";
     return;
   }
@@ -201,7 +203,8 @@ void sg_cv_chain(const PosteriorInput& in, const PosteriorSettings& s, const LR&
     return;
   }
   std::vector<std::uint32_t> order(rows);
-  const std::size_t n = std::min(s.batch, std::min<std::size_t>(rows, kBatchCapacity));
+  const std::size_t batch = kind == SGKind::SGLD ? s.batch : s.sghmc_cv_batch;
+  const std::size_t n = std::min(batch, std::min<std::size_t>(rows, kBatchCapacity));
   MinibatchSampler<kBatchCapacity> batches(order.data(), rows, n);
   if (!batches.valid()) {
     run.error = "invalid minibatch size";
@@ -209,7 +212,9 @@ void sg_cv_chain(const PosteriorInput& in, const PosteriorSettings& s, const LR&
   }
   ConfigurationalTemperature<double, Dim> temp;
   temp.reset(Vec::Zero());
-  TemperatureProbe<Pre, double, Dim> probe(pm, &temp);
+  Vec last_gradient;  // the step's gradient, paired with a second batch's (the V̂ estimate)
+  TemperatureProbe<Pre, double, Dim> probe(pm, &temp, &last_gradient);
+  PairedNoiseEstimate<double, Dim> noise(0.0);  // running mean over the warm-up's pairs
   SGStepSizeParams<double> rule;
   rule.decay = s.sg_decay;
   rule.tolerance = s.sg_tolerance;
@@ -224,7 +229,7 @@ void sg_cv_chain(const PosteriorInput& in, const PosteriorSettings& s, const LR&
   if (!langevin) static_cast<void>(sghmc.refresh_momentum(zh, rng));
   auto step = [&]() -> Status {
     batches.next(rng, cv.batch());
-    run.gradient_evals += 2 * n;
+    run.gradient_evals += cv.row_cache_ready() ? n : 2 * n;  // per-example evaluations
     return langevin ? sgld.step(zl, probe, rng) : sghmc.step(zh, probe, rng);
   };
   auto eta = [&]() -> Vec { return langevin ? Vec(zl.position()) : Vec(zh.position()); };
@@ -236,18 +241,47 @@ void sg_cv_chain(const PosteriorInput& in, const PosteriorSettings& s, const LR&
       static_cast<void>(sghmc.set_params({h, rule.decay / h, 1.0}));
     }
   };
+  // The gradient-noise correction (s.sg_noise_correction; not for the hot control): V̂ (diagonal,
+  // in the whitened coordinates the sampler sees) from pairs of gradients at one point on
+  // independent batches, every s.sg_noise_every-th warm-up step, applied after each window and
+  // frozen for the sampling phase; the sampler then injects N(0, h(2D − hV̂)), which removes the
+  // heat of the gradient noise. That needs hV̂ < 2D (SGLD: D = 1; SGHMC: D = C = α/h), so h is
+  // capped at 90 % of the bound.
+  const bool correct = s.sg_noise_correction && kind != SGKind::SGHMCHot;
+  Vec eta_before, paired;
+  auto h_cap = [&]() -> double {
+    const double vmax = noise.count() > 0 ? noise.estimate().maxCoeff() : 0.0;
+    if (!(vmax > 0.0)) return std::numeric_limits<double>::infinity();
+    return langevin ? 1.8 / vmax : std::sqrt(1.8 * rule.decay / vmax);
+  };
+  auto apply_noise = [&]() {
+    if (!correct || noise.count() == 0) return;
+    if (h > h_cap()) set_h(h_cap());
+    const Status st = langevin ? sgld.set_gradient_noise(noise.estimate())
+                               : sghmc.set_gradient_noise(noise.estimate());
+    static_cast<void>(st);  // refused (2D − hV̂ not ⪰ 0): no correction, the sampler unchanged
+  };
   // Warm-up: step-size windows (skipped by the hot control), and optionally the metric windows.
   WindowedMetric<double, Dim, true> metric(s.sg_warmup,
                                            {s.sg_warmup / 10, s.sg_warmup / 5, s.sg_warmup / 10});
   Mat cov;
   const std::vector<std::size_t> windows = sg_windows(s.sg_warmup, s.sg_window);
-  std::size_t t = 0;
+  std::size_t t = 0, wi = 0;
+  double log_h_sum = 0.0, log_h_weight = 0.0;  // the later half of the windows' h (s.sg_average)
   for (std::size_t w : windows) {
     temp.clear();
     for (std::size_t k = 0; k < w; ++k, ++t) {
+      const bool pair = correct && t % s.sg_noise_every == 0;
+      if (pair) eta_before = eta();
       if (Status st = step(); !st) {
         run.error = std::string(st.message()) + " at warm-up step " + std::to_string(t);
         return;
+      }
+      if (pair) {
+        batches.next(rng, cv.batch());
+        run.gradient_evals += cv.row_cache_ready() ? n : 2 * n;
+        pm.gradient(eta_before, paired);
+        static_cast<void>(noise.add(last_gradient, paired));
       }
       const Vec theta = pm.position(eta());
       if (metric.add(theta, cov) && s.sg_metric_windows) {
@@ -265,7 +299,17 @@ void sg_cv_chain(const PosteriorInput& in, const PosteriorSettings& s, const LR&
     }
     if (kind != SGKind::SGHMCHot && temp.count() > 0) {
       set_h(adapt_sg_step(h, temp.mean_temperature(), order_p, rule));
+      if (s.sg_average && 2 * (wi + 1) > windows.size()) {
+        log_h_sum += double(w) * std::log(h);
+        log_h_weight += double(w);
+      }
     }
+    apply_noise();
+    ++wi;
+  }
+  if (log_h_weight > 0.0) {
+    set_h(std::exp(log_h_sum / log_h_weight));
+    apply_noise();
   }
   // Sampling: h frozen; the temperature of the whole run is reported.
   temp.clear();
