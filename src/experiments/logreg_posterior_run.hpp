@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -172,16 +173,54 @@ void nuts_chain(const PosteriorInput& in, const PosteriorSettings& s, const LR& 
 /// What differs between the stochastic-gradient chains.
 enum class SGKind { SGHMC, SGLD, SGHMCHot };
 
-/// SGHMC-CV / SGLD-CV: control-variate gradients at the MAP, dense preconditioning by the
-/// Laplace approximation (optionally re-estimated from the warm-up's draws in Stan's windows), h
-/// adapted by the configurational temperature in doubling windows, then frozen.
+/// The objects of one SG-CV chain (sg_cv_chains): its stream, control-variate gradient with its
+/// row cache, preconditioner, minibatches, temperature probe, V̂ pairs, sampler and state.
 template <int Dim, class LR>
-void sg_cv_chain(const PosteriorInput& in, const PosteriorSettings& s, const LR& lr, SGKind kind,
-                 host::Rng& rng, std::vector<double>& draws, PosteriorRun& run) {
+struct SGCVChain {
   using Vec = Vector<double, Dim>;
-  using Mat = Matrix<double, Dim, Dim>;
   using CV = OwnedControlVariateGradient<LR, kBatchCapacity, double, Dim>;
   using Pre = OwnedPreconditioned<CV, double, Dim, true>;
+  SGCVChain(const LR& lr, std::size_t n, std::uint64_t seed, std::uint64_t stream, double h,
+            double decay)
+      : rng(seed, stream),
+        cv(lr, lr.rows()),
+        row_cache(cv.row_cache_size()),
+        pm(cv),
+        order(lr.rows()),
+        batches(order.data(), lr.rows(), n),
+        probe(pm, &temp, &last_gradient),
+        sghmc({h, decay / h, 1.0}),
+        sgld(typename SGLD<double, Dim>::Params{h, {}}),
+        zh(sghmc.start(Vec::Zero().eval())),
+        zl(sgld.start(Vec::Zero().eval())) {}
+  host::Rng rng;
+  CV cv;
+  std::vector<double> row_cache;  // σ(x_iᵀθ̂) per row: one dot product per difference
+  Pre pm;
+  std::vector<std::uint32_t> order;
+  MinibatchSampler<kBatchCapacity> batches;
+  ConfigurationalTemperature<double, Dim> temp;
+  Vec last_gradient = Vec::Zero();  // the step's gradient, paired with a second batch's (V̂)
+  TemperatureProbe<Pre, double, Dim> probe;
+  SGHMC<double, Dim> sghmc;
+  SGLD<double, Dim> sgld;
+  typename SGHMC<double, Dim>::State zh;
+  typename SGLD<double, Dim>::State zl;
+};
+
+/// SGHMC-CV / SGLD-CV, s.chains chains (chain c on stream first_stream + c): control-variate
+/// gradients at the MAP, dense preconditioning by the Laplace approximation (optionally
+/// re-estimated from each chain's warm-up draws in Stan's windows), one h for all chains adapted
+/// by their pooled configurational temperature in doubling windows (the chains step through each
+/// window in turn, then h moves), then frozen. Pooling makes each window's estimate the chains'
+/// average, so no single chain's excursion decides h. draws[c] receives chain c's kept draws.
+template <int Dim, class LR>
+void sg_cv_chains(const PosteriorInput& in, const PosteriorSettings& s, const LR& lr, SGKind kind,
+                  std::uint64_t first_stream, std::vector<std::vector<double>>& draws,
+                  PosteriorRun& run) {
+  using Vec = Vector<double, Dim>;
+  using Mat = Matrix<double, Dim, Dim>;
+  using Chain = SGCVChain<Dim, LR>;
   const Geometry& g = in.geometry;
   const std::size_t rows = lr.rows();
   Vec map;
@@ -190,31 +229,8 @@ void sg_cv_chain(const PosteriorInput& in, const PosteriorSettings& s, const LR&
     map[i] = g.map[i];
     for (Index j = 0; j < Dim; ++j) hess(i, j) = g.hessian(i, j);
   }
-  CV cv(lr, rows);
-  std::vector<double> row_cache(cv.row_cache_size());  // σ(x_iᵀθ̂) per row: one dot per difference
-  if (!cv.set_row_cache(row_cache.data(), row_cache.size()) || !cv.set_reference(map)) {
-    run.error = "non-finite gradient at the MAP";
-    return;
-  }
-  run.gradient_evals += rows;
-  Pre pm(cv);
-  if (!pm.set_precision(map, hess)) {
-    run.error = "the Hessian at the MAP is not positive definite";
-    return;
-  }
-  std::vector<std::uint32_t> order(rows);
   const std::size_t batch = kind == SGKind::SGLD ? s.batch : s.sghmc_cv_batch;
   const std::size_t n = std::min(batch, std::min<std::size_t>(rows, kBatchCapacity));
-  MinibatchSampler<kBatchCapacity> batches(order.data(), rows, n);
-  if (!batches.valid()) {
-    run.error = "invalid minibatch size";
-    return;
-  }
-  ConfigurationalTemperature<double, Dim> temp;
-  temp.reset(Vec::Zero());
-  Vec last_gradient;  // the step's gradient, paired with a second batch's (the V̂ estimate)
-  TemperatureProbe<Pre, double, Dim> probe(pm, &temp, &last_gradient);
-  PairedNoiseEstimate<double, Dim> noise(0.0);  // running mean over the warm-up's pairs
   SGStepSizeParams<double> rule;
   rule.decay = s.sg_decay;
   rule.tolerance = s.sg_tolerance;
@@ -222,83 +238,116 @@ void sg_cv_chain(const PosteriorInput& in, const PosteriorSettings& s, const LR&
   const double order_p = langevin ? 1.0 : 2.0;
   double h = langevin ? sgld_initial_step(1.0, rule) : sghmc_initial_step(1.0, rule);
   if (kind == SGKind::SGHMCHot) h *= s.noadapt_factor;
-  SGHMC<double, Dim> sghmc({h, rule.decay / h, 1.0});
-  SGLD<double, Dim> sgld(typename SGLD<double, Dim>::Params{h, {}});
-  auto zh = sghmc.start(Vec::Zero().eval());
-  auto zl = sgld.start(Vec::Zero().eval());
-  if (!langevin) static_cast<void>(sghmc.refresh_momentum(zh, rng));
-  auto step = [&]() -> Status {
-    batches.next(rng, cv.batch());
-    run.gradient_evals += cv.row_cache_ready() ? n : 2 * n;  // per-example evaluations
-    return langevin ? sgld.step(zl, probe, rng) : sghmc.step(zh, probe, rng);
+  std::vector<std::unique_ptr<Chain>> chains;
+  for (std::size_t c = 0; c < s.chains; ++c) {
+    chains.push_back(std::make_unique<Chain>(lr, n, s.seed, first_stream + c, h, rule.decay));
+    Chain& k = *chains.back();
+    if (!k.cv.set_row_cache(k.row_cache.data(), k.row_cache.size()) || !k.cv.set_reference(map)) {
+      run.error = "non-finite gradient at the MAP";
+      return;
+    }
+    run.gradient_evals += rows;
+    if (!k.pm.set_precision(map, hess)) {
+      run.error = "the Hessian at the MAP is not positive definite";
+      return;
+    }
+    if (!k.batches.valid()) {
+      run.error = "invalid minibatch size";
+      return;
+    }
+    k.temp.reset(Vec::Zero());
+    if (!langevin) static_cast<void>(k.sghmc.refresh_momentum(k.zh, k.rng));
+  }
+  auto step = [&](Chain& k) -> Status {
+    k.batches.next(k.rng, k.cv.batch());
+    run.gradient_evals += k.cv.row_cache_ready() ? n : 2 * n;  // per-example evaluations
+    return langevin ? k.sgld.step(k.zl, k.probe, k.rng) : k.sghmc.step(k.zh, k.probe, k.rng);
   };
-  auto eta = [&]() -> Vec { return langevin ? Vec(zl.position()) : Vec(zh.position()); };
+  auto eta = [&](const Chain& k) -> Vec {
+    return langevin ? Vec(k.zl.position()) : Vec(k.zh.position());
+  };
   auto set_h = [&](double hn) {
     h = hn;
-    if (langevin) {
-      static_cast<void>(sgld.set_step_size(h));
-    } else {
-      static_cast<void>(sghmc.set_params({h, rule.decay / h, 1.0}));
+    for (auto& k : chains) {
+      if (langevin) {
+        static_cast<void>(k->sgld.set_step_size(h));
+      } else {
+        static_cast<void>(k->sghmc.set_params({h, rule.decay / h, 1.0}));
+      }
     }
   };
   // The gradient-noise correction (s.sg_noise_correction; not for the hot control): V̂ (diagonal,
   // in the whitened coordinates the sampler sees) from pairs of gradients at one point on
-  // independent batches, every s.sg_noise_every-th warm-up step, applied after each window and
-  // frozen for the sampling phase; the sampler then injects N(0, h(2D − hV̂)), which removes the
-  // heat of the gradient noise. That needs hV̂ < 2D (SGLD: D = 1; SGHMC: D = C = α/h), so h is
-  // capped at 90 % of the bound.
+  // independent batches, every s.sg_noise_every-th warm-up step, pooled over the chains, applied
+  // after each window and frozen for the sampling phase; the samplers then inject
+  // N(0, h(2D − hV̂)), which removes the heat of the gradient noise. That needs hV̂ < 2D (SGLD:
+  // D = 1; SGHMC: D = C = α/h), so h is capped at 90 % of the bound.
   const bool correct = s.sg_noise_correction && kind != SGKind::SGHMCHot;
+  PairedNoiseEstimate<double, Dim> noise(0.0);  // running mean over the warm-up's pairs
   Vec eta_before, paired;
-  auto h_cap = [&]() -> double {
-    const double vmax = noise.count() > 0 ? noise.estimate().maxCoeff() : 0.0;
-    if (!(vmax > 0.0)) return std::numeric_limits<double>::infinity();
-    return langevin ? 1.8 / vmax : std::sqrt(1.8 * rule.decay / vmax);
-  };
   auto apply_noise = [&]() {
     if (!correct || noise.count() == 0) return;
-    if (h > h_cap()) set_h(h_cap());
-    const Status st = langevin ? sgld.set_gradient_noise(noise.estimate())
-                               : sghmc.set_gradient_noise(noise.estimate());
-    static_cast<void>(st);  // refused (2D − hV̂ not ⪰ 0): no correction, the sampler unchanged
+    const double vmax = noise.estimate().maxCoeff();
+    if (vmax > 0.0) {
+      const double cap = langevin ? 1.8 / vmax : std::sqrt(1.8 * rule.decay / vmax);
+      if (h > cap) set_h(cap);
+    }
+    for (auto& k : chains) {
+      const Status st = langevin ? k->sgld.set_gradient_noise(noise.estimate())
+                                 : k->sghmc.set_gradient_noise(noise.estimate());
+      static_cast<void>(st);  // refused (2D − hV̂ not ⪰ 0): no correction, the sampler unchanged
+    }
   };
   // Warm-up: step-size windows (skipped by the hot control), and optionally the metric windows.
-  WindowedMetric<double, Dim, true> metric(s.sg_warmup,
-                                           {s.sg_warmup / 10, s.sg_warmup / 5, s.sg_warmup / 10});
-  Mat cov;
   const std::vector<std::size_t> windows = sg_windows(s.sg_warmup, s.sg_window);
-  std::size_t t = 0, wi = 0;
+  std::vector<WindowedMetric<double, Dim, true>> metrics(
+      chains.size(), WindowedMetric<double, Dim, true>(
+                         s.sg_warmup, {s.sg_warmup / 10, s.sg_warmup / 5, s.sg_warmup / 10}));
+  Mat cov;
+  std::size_t wi = 0, start = 0;
   double log_h_sum = 0.0, log_h_weight = 0.0;  // the later half of the windows' h (s.sg_average)
   for (std::size_t w : windows) {
-    temp.clear();
-    for (std::size_t k = 0; k < w; ++k, ++t) {
-      const bool pair = correct && t % s.sg_noise_every == 0;
-      if (pair) eta_before = eta();
-      if (Status st = step(); !st) {
-        run.error = std::string(st.message()) + " at warm-up step " + std::to_string(t);
-        return;
-      }
-      if (pair) {
-        batches.next(rng, cv.batch());
-        run.gradient_evals += cv.row_cache_ready() ? n : 2 * n;
-        pm.gradient(eta_before, paired);
-        static_cast<void>(noise.add(last_gradient, paired));
-      }
-      const Vec theta = pm.position(eta());
-      if (metric.add(theta, cov) && s.sg_metric_windows) {
-        if (pm.set_covariance(map, cov)) {
-          const Vec e = pm.whiten(theta);
-          if (langevin) {
-            zl.position() = e;
-          } else {
-            zh.position() = e;
-            static_cast<void>(sghmc.refresh_momentum(zh, rng));
+    double t_sum = 0.0;
+    std::size_t t_count = 0;
+    for (std::size_t c = 0; c < chains.size(); ++c) {
+      Chain& k = *chains[c];
+      k.temp.clear();
+      for (std::size_t t = start; t < start + w; ++t) {
+        const bool pair = correct && t % s.sg_noise_every == 0;
+        if (pair) eta_before = eta(k);
+        if (Status st = step(k); !st) {
+          run.error = std::string(st.message()) + " at warm-up step " + std::to_string(t) +
+                      " of chain " + std::to_string(c + 1);
+          return;
+        }
+        if (pair) {
+          k.batches.next(k.rng, k.cv.batch());
+          run.gradient_evals += k.cv.row_cache_ready() ? n : 2 * n;
+          k.pm.gradient(eta_before, paired);
+          static_cast<void>(noise.add(k.last_gradient, paired));
+        }
+        const Vec theta = k.pm.position(eta(k));
+        if (metrics[c].add(theta, cov) && s.sg_metric_windows) {
+          if (k.pm.set_covariance(map, cov)) {
+            const Vec e = k.pm.whiten(theta);
+            if (langevin) {
+              k.zl.position() = e;
+            } else {
+              k.zh.position() = e;
+              static_cast<void>(k.sghmc.refresh_momentum(k.zh, k.rng));
+            }
+            k.temp.clear();
           }
-          temp.clear();
         }
       }
+      if (k.temp.count() > 0) {
+        t_sum += k.temp.mean_temperature();
+        ++t_count;
+      }
     }
-    if (kind != SGKind::SGHMCHot && temp.count() > 0) {
-      set_h(adapt_sg_step(h, temp.mean_temperature(), order_p, rule));
+    start += w;
+    if (kind != SGKind::SGHMCHot && t_count > 0) {
+      set_h(adapt_sg_step(h, t_sum / double(t_count), order_p, rule));
       if (s.sg_average && 2 * (wi + 1) > windows.size()) {
         log_h_sum += double(w) * std::log(h);
         log_h_weight += double(w);
@@ -311,22 +360,27 @@ void sg_cv_chain(const PosteriorInput& in, const PosteriorSettings& s, const LR&
     set_h(std::exp(log_h_sum / log_h_weight));
     apply_noise();
   }
-  // Sampling: h frozen; the temperature of the whole run is reported.
-  temp.clear();
+  // Sampling: h frozen; each chain's temperature over its whole run is reported (mean).
   const std::size_t thin =
       std::max<std::size_t>(1, s.sg_steps / std::max<std::size_t>(1, s.sg_kept));
-  for (std::size_t k = 0; k < s.sg_steps; ++k) {
-    if (Status st = step(); !st) {
-      run.error = std::string(st.message()) + " at step " + std::to_string(k);
-      return;
+  draws.assign(chains.size(), {});
+  for (std::size_t c = 0; c < chains.size(); ++c) {
+    Chain& k = *chains[c];
+    k.temp.clear();
+    for (std::size_t t = 0; t < s.sg_steps; ++t) {
+      if (Status st = step(k); !st) {
+        run.error = std::string(st.message()) + " at step " + std::to_string(t) + " of chain " +
+                    std::to_string(c + 1);
+        return;
+      }
+      if ((t + 1) % thin == 0) {
+        const Vec theta = k.pm.position(eta(k));
+        draws[c].insert(draws[c].end(), theta.data(), theta.data() + Dim);
+      }
     }
-    if ((k + 1) % thin == 0) {
-      const Vec theta = pm.position(eta());
-      draws.insert(draws.end(), theta.data(), theta.data() + Dim);
-    }
+    run.step_size += h;
+    run.temperature += k.temp.mean_temperature();
   }
-  run.step_size += h;
-  run.temperature += temp.mean_temperature();
 }
 
 /// SGHMC as in the AUROC protocol (docs/experiments/logreg.md): plain minibatch gradients in θ,
@@ -447,7 +501,22 @@ void run_posterior(const PosteriorInput& in, const PosteriorSettings& s,
     bool ok = true;
     const bool batched =
         id == PosteriorMethod::SGHMCPlain && s.batch_plain && s.chains == detail::kPlainBatchChains;
-    if (batched) {
+    const bool pooled = id == PosteriorMethod::SGHMCCV || id == PosteriorMethod::SGLDCV ||
+                        id == PosteriorMethod::SGHMCCVNoAdapt;
+    if (pooled) {
+      // The chains adapt one shared h from their pooled temperature (sg_cv_chains).
+      const detail::SGKind kind = id == PosteriorMethod::SGLDCV    ? detail::SGKind::SGLD
+                                  : id == PosteriorMethod::SGHMCCV ? detail::SGKind::SGHMC
+                                                                   : detail::SGKind::SGHMCHot;
+      const double t0 = cpu_seconds_now();
+      detail::sg_cv_chains<Dim>(in, s, lr, kind, 1000 * std::uint64_t(id) + 1, chains, run);
+      seconds += cpu_seconds_now() - t0;
+      ok = run.error.empty();
+      if (s.progress) {
+        s.progress(in.name + ": " + posterior_method_key(id) + ", " + std::to_string(s.chains) +
+                   " chains");
+      }
+    } else if (batched) {
       // The four chains in one Batch (same draws as one after the other, chain by chain).
       const double t0 = cpu_seconds_now();
       detail::sghmc_plain_batch<Dim>(in, s, lr, 1000 * std::uint64_t(id) + 1, chains, run);
@@ -460,7 +529,7 @@ void run_posterior(const PosteriorInput& in, const PosteriorSettings& s,
         }
       }
     }
-    for (std::size_t c = 0; c < s.chains && ok && !batched; ++c) {
+    for (std::size_t c = 0; c < s.chains && ok && !batched && !pooled; ++c) {
       host::Rng rng(s.seed, 1000 * std::uint64_t(id) + c + 1);
       const double t0 = cpu_seconds_now();
       run.error.clear();
@@ -469,14 +538,9 @@ void run_posterior(const PosteriorInput& in, const PosteriorSettings& s,
           detail::nuts_chain<Dim>(in, s, lr, rng, chains[c], run);
           break;
         case PosteriorMethod::SGHMCCV:
-          detail::sg_cv_chain<Dim>(in, s, lr, detail::SGKind::SGHMC, rng, chains[c], run);
-          break;
         case PosteriorMethod::SGLDCV:
-          detail::sg_cv_chain<Dim>(in, s, lr, detail::SGKind::SGLD, rng, chains[c], run);
-          break;
         case PosteriorMethod::SGHMCCVNoAdapt:
-          detail::sg_cv_chain<Dim>(in, s, lr, detail::SGKind::SGHMCHot, rng, chains[c], run);
-          break;
+          break;  // pooled above
         case PosteriorMethod::SGHMCPlain:
           detail::sghmc_plain_chain<Dim>(in, s, lr, rng, chains[c], run);
           break;
