@@ -139,9 +139,11 @@ class ControlVariateGradient {
   /// fails after it began to fill the cache keeps the previous reference, served without the
   /// cache (the same gradients, at two evaluations per row) until a set_reference succeeds.
   Status set_row_cache(Scalar* memory, std::size_t size) noexcept {
-    static_assert(detail::HasReferenceTerm<PerExample, Scalar, ConstVectorMap<Scalar, Dim>>::value,
-                  "set_row_cache needs a per-example model with reference_term(i, θ̂) and "
-                  "add_cached_difference(i, θ, term, acc)");
+    static_assert(
+        detail::HasCachedDifference<PerExample, Scalar, ConstVectorMap<Scalar, Dim>,
+                                    ConstVectorMap<Scalar, Dim>, VectorMap<Scalar, Dim>>::value,
+        "set_row_cache needs a per-example model with reference_term(i, θ̂) and "
+        "add_cached_difference(i, θ, term, acc)");
     if (memory == nullptr || size < n_rows_) return StatusCode::InvalidParameter;
     row_cache_ = memory;
     cache_ready_ = false;
