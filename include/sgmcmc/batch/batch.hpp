@@ -221,13 +221,7 @@ struct InterleavedNormals {
       // order. (Plain loops: 4 × 4 SSE tiles measured slower, the engine reading out back at once.)
       constexpr Index rows = piece / 4 > 0 ? piece / 4 : 1;
       using Rng = std::remove_reference_t<decltype((*rngs)[0])>;
-      constexpr bool in_place = [] {
-        if constexpr (HasTakeNormals<Rng, Scalar>::value) {
-          return std::size_t(rows) <= Rng::take_limit;
-        } else {
-          return false;
-        }
-      }();
+      constexpr bool in_place = CanTakeNormals<Rng, Scalar, std::size_t(rows)>::value;
       const Index m = Index(n) / K;
       const Scalar* from[K];
       [[maybe_unused]] Scalar tile[in_place ? 1 : K][in_place ? 1 : rows];

@@ -53,6 +53,14 @@ struct HasTakeNormals<Rng, Scalar,
                                       std::declval<std::size_t>())),
                                   decltype(Rng::take_limit)>> : std::true_type {};
 
+/// True iff Rng hands out N normals of Scalar in place: HasTakeNormals and N ≤ Rng::take_limit.
+template <class Rng, class Scalar, std::size_t N, class = void>
+struct CanTakeNormals : std::false_type {};
+
+template <class Rng, class Scalar, std::size_t N>
+struct CanTakeNormals<Rng, Scalar, N, std::enable_if_t<HasTakeNormals<Rng, Scalar>::value>>
+    : std::bool_constant<(N <= std::size_t(Rng::take_limit))> {};
+
 /// Compile-time check with a readable message, for use at the top of any function taking an RNG.
 template <class Rng>
 constexpr void check_rng() noexcept {
