@@ -19,6 +19,7 @@
 #include "experiments/logreg_run.hpp"
 #include "sgmcmc/adapt/dual_averaging.hpp"
 #include "sgmcmc/adapt/sg_step_size.hpp"
+#include "sgmcmc/adapt/sg_warmup.hpp"
 #include "sgmcmc/adapt/windowed.hpp"
 #include "sgmcmc/batch/batch.hpp"
 #include "sgmcmc/data/control_variate.hpp"
@@ -92,21 +93,6 @@ inline void summarise_chains(const std::vector<std::vector<double>>& chains, int
     run.ess[std::size_t(j)] = ess_bulk(per);
     run.rhat[std::size_t(j)] = split_rhat(per);
   }
-}
-
-/// The lengths of the step-size windows of an SG warm-up of `warmup` steps: w, 2w, 4w, ..., the
-/// last one stretched to the end (no window shorter than w).
-inline std::vector<std::size_t> sg_windows(std::size_t warmup, std::size_t w) {
-  std::vector<std::size_t> out;
-  std::size_t used = 0, len = std::max<std::size_t>(w, 1);
-  while (used < warmup) {
-    std::size_t take = std::min(len, warmup - used);
-    if (warmup - used - take < len * 2) take = warmup - used;  // stretch the last window
-    out.push_back(take);
-    used += take;
-    len *= 2;
-  }
-  return out;
 }
 
 /// NUTS in the whitened coordinates of the Laplace approximation, Stan's windowed warm-up: dual
@@ -285,6 +271,7 @@ void sg_cv_chains(const PosteriorInput& in, const PosteriorSettings& s, const LR
   const bool correct = s.sg_noise_correction && kind != SGKind::SGHMCHot;
   PairedNoiseEstimate<double, Dim> noise(0.0);  // running mean over the warm-up's pairs
   Vec eta_before, paired;
+  // (The cap lowers the samplers' h only: the warm-up's next window starts from its own h.)
   auto apply_noise = [&]() {
     if (!correct || noise.count() == 0) return;
     const double vmax = noise.estimate().maxCoeff();
@@ -298,15 +285,18 @@ void sg_cv_chains(const PosteriorInput& in, const PosteriorSettings& s, const LR
       static_cast<void>(st);  // refused (2D − hV̂ not ⪰ 0): no correction, the sampler unchanged
     }
   };
-  // Warm-up: step-size windows (skipped by the hot control), and optionally the metric windows.
-  const std::vector<std::size_t> windows = sg_windows(s.sg_warmup, s.sg_window);
+  // Warm-up: step-size windows (h not moved for the hot control), and optionally the metric
+  // windows.
+  // (No warm-up steps: no windows, h stays at the rule's start.)
+  SGStepSizeWarmup<double> warm(s.sg_warmup, std::min(s.sg_window, s.sg_warmup), h, order_p, rule,
+                                s.sg_average);
   std::vector<WindowedMetric<double, Dim, true>> metrics(
       chains.size(), WindowedMetric<double, Dim, true>(
                          s.sg_warmup, {s.sg_warmup / 10, s.sg_warmup / 5, s.sg_warmup / 10}));
   Mat cov;
-  std::size_t wi = 0, start = 0;
-  double log_h_sum = 0.0, log_h_weight = 0.0;  // the later half of the windows' h (s.sg_average)
-  for (std::size_t w : windows) {
+  std::size_t start = 0;
+  while (!warm.done()) {
+    const std::size_t w = warm.window_length();
     double t_sum = 0.0;
     std::size_t t_count = 0;
     for (std::size_t c = 0; c < chains.size(); ++c) {
@@ -346,18 +336,10 @@ void sg_cv_chains(const PosteriorInput& in, const PosteriorSettings& s, const LR
       }
     }
     start += w;
-    if (kind != SGKind::SGHMCHot && t_count > 0) {
-      set_h(adapt_sg_step(h, t_sum / double(t_count), order_p, rule));
-      if (s.sg_average && 2 * (wi + 1) > windows.size()) {
-        log_h_sum += double(w) * std::log(h);
-        log_h_weight += double(w);
-      }
-    }
-    apply_noise();
-    ++wi;
-  }
-  if (log_h_weight > 0.0) {
-    set_h(std::exp(log_h_sum / log_h_weight));
+    // No temperature pairs (every chain's metric window just ended): h stays (T̄ = 1 + ε).
+    const double pooled = t_count > 0 ? t_sum / double(t_count) : 1.0 + rule.tolerance;
+    const double next = warm.end_window(pooled);
+    if (kind != SGKind::SGHMCHot) set_h(next);
     apply_noise();
   }
   // Sampling: h frozen; each chain's temperature over its whole run is reported (mean).
