@@ -285,9 +285,8 @@ void sg_cv_chains(const PosteriorInput& in, const PosteriorSettings& s, const LR
       static_cast<void>(st);  // refused (2D − hV̂ not ⪰ 0): no correction, the sampler unchanged
     }
   };
-  // Warm-up: step-size windows (h not moved for the hot control), and optionally the metric
-  // windows.
-  // (No warm-up steps: no windows, h stays at the rule's start.)
+  // Warm-up: step-size windows (h not moved for the hot control; no warm-up steps: no windows, h
+  // stays at the rule's start), and optionally the metric windows.
   SGStepSizeWarmup<double> warm(s.sg_warmup, std::min(s.sg_window, s.sg_warmup), h, order_p, rule,
                                 s.sg_average);
   std::vector<WindowedMetric<double, Dim, true>> metrics(
@@ -303,7 +302,7 @@ void sg_cv_chains(const PosteriorInput& in, const PosteriorSettings& s, const LR
       Chain& k = *chains[c];
       k.temp.clear();
       for (std::size_t t = start; t < start + w; ++t) {
-        const bool pair = correct && t % s.sg_noise_every == 0;
+        const bool pair = correct && s.sg_noise_every > 0 && t % s.sg_noise_every == 0;
         if (pair) eta_before = eta(k);
         if (Status st = step(k); !st) {
           run.error = std::string(st.message()) + " at warm-up step " + std::to_string(t) +
