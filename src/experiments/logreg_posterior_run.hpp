@@ -244,9 +244,13 @@ void sg_cv_chains(const PosteriorInput& in, const PosteriorSettings& s, const LR
     k.temp.reset(Vec::Zero());
     if (!langevin) static_cast<void>(k.sghmc.refresh_momentum(k.zh, k.rng));
   }
-  auto step = [&](Chain& k) -> Status {
+  // A new batch, counted in per-example evaluations (one per row with the row cache, else two).
+  auto next_batch = [&](Chain& k) {
     k.batches.next(k.rng, k.cv.batch());
-    run.gradient_evals += k.cv.row_cache_ready() ? n : 2 * n;  // per-example evaluations
+    run.gradient_evals += k.cv.row_cache_ready() ? n : 2 * n;
+  };
+  auto step = [&](Chain& k) -> Status {
+    next_batch(k);
     return langevin ? k.sgld.step(k.zl, k.probe, k.rng) : k.sghmc.step(k.zh, k.probe, k.rng);
   };
   auto eta = [&](const Chain& k) -> Vec {
@@ -310,13 +314,13 @@ void sg_cv_chains(const PosteriorInput& in, const PosteriorSettings& s, const LR
           return;
         }
         if (pair) {
-          k.batches.next(k.rng, k.cv.batch());
-          run.gradient_evals += k.cv.row_cache_ready() ? n : 2 * n;
+          next_batch(k);
           k.pm.gradient(eta_before, paired);
           static_cast<void>(noise.add(k.last_gradient, paired));
         }
+        if (!s.sg_metric_windows) continue;  // (the dense Welford update costs Dim² a step)
         const Vec theta = k.pm.position(eta(k));
-        if (metrics[c].add(theta, cov) && s.sg_metric_windows) {
+        if (metrics[c].add(theta, cov)) {
           if (k.pm.set_covariance(map, cov)) {
             const Vec e = k.pm.whiten(theta);
             if (langevin) {

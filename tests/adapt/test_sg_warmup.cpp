@@ -17,6 +17,7 @@
 #include "sgmcmc/adapt/sg_warmup.hpp"
 #include "sgmcmc/host/rng.hpp"
 #include "sgmcmc/samplers/sgld.hpp"
+#include "targets.hpp"
 
 using sgmcmc::SGStepSizeParams;
 using sgmcmc::SGStepSizeWarmup;
@@ -32,14 +33,6 @@ std::vector<std::size_t> lengths(const SGStepSizeWarmup<double>& w) {
 
 constexpr int D = 4;
 using Vec = Vector<double, D>;
-
-/// U(θ) = ‖θ‖²/2: the standard Gaussian.
-struct StandardGaussian {
-  template <class T, class G>
-  void gradient(const T& theta, G& g) const noexcept {
-    g = theta;
-  }
-};
 
 }  // namespace
 
@@ -121,7 +114,8 @@ TEST_CASE("SG warm-up: SGLD on a standard Gaussian reaches the tolerance's step 
   SGStepSizeParams<double> p;
   p.tolerance = 0.1;
   const double h_star = 2.0 * p.tolerance / (1.0 + p.tolerance);
-  const StandardGaussian model;
+  using Target = sgmcmc::test::StandardNormal<double, D>;  // U = ‖θ‖²/2
+  const Target model;
   using Sampler = sgmcmc::SGLD<double, D>;
   auto run = [&](bool adapt, double* t_sampling) {
     SGStepSizeWarmup<double> warm(4000, 250, 0.5, 1.0, p);
@@ -135,7 +129,7 @@ TEST_CASE("SG warm-up: SGLD on a standard Gaussian reaches the tolerance's step 
       states.push_back(samplers.back().start(Vec::Zero().eval()));
     }
     sgmcmc::ConfigurationalTemperature<double, D> temp;
-    sgmcmc::TemperatureProbe<StandardGaussian, double, D> probe(model, &temp);
+    sgmcmc::TemperatureProbe<Target, double, D> probe(model, &temp);
     double h = warm.step_size();
     while (!warm.done()) {
       double pooled = 0.0;

@@ -85,10 +85,9 @@ Vec exact_variance(const SyntheticLR<D>& data, const Vec& theta, const Vec* ref,
   return double(big_n) * double(big_n - n) / double(n) * s2;
 }
 
-/// The per-example model with the optional difference hook (counts its calls).
-struct WithHook {
+/// LogisticRegression without its difference and cache hooks: the adaptor's two-gradient path.
+struct PlainLR {
   LR inner;
-  mutable int hook_calls = 0;
   template <class B, class A>
   void add_gradient(std::uint32_t i, const Eigen::MatrixBase<B>& beta,
                     Eigen::MatrixBase<A>& acc) const noexcept {
@@ -99,6 +98,11 @@ struct WithHook {
                           Eigen::MatrixBase<A>& acc) const noexcept {
     inner.add_prior_gradient(beta, acc);
   }
+};
+
+/// The per-example model with the optional difference hook (counts its calls).
+struct WithHook : PlainLR {
+  mutable int hook_calls = 0;
   template <class B, class R, class A>
   void add_gradient_difference(std::uint32_t i, const B& beta, const R& ref,
                                A& acc) const noexcept {
@@ -257,7 +261,7 @@ TEST_CASE("CV gradient: the difference hook is used when present and gives the s
   constexpr int kCap = 16;
   const SyntheticLR<D> data(200, 7);
   const Mode mode = find_mode(data);
-  const WithHook hooked{data.model()};
+  const WithHook hooked{{data.model()}};
   OwnedControlVariateGradient<WithHook, kCap, double, D> a(hooked, data.rows);
   OwnedControlVariateGradient<LR, kCap, double, D> b(data.model(), data.rows);
   REQUIRE(a.set_reference(mode.map));
@@ -277,25 +281,6 @@ TEST_CASE("CV gradient: the difference hook is used when present and gives the s
   CHECK(a.model().hook_calls == 10 * 8);  // on the adaptor's own copy of the model
   CHECK(hooked.hook_calls == 0);
 }
-
-namespace {
-
-/// LogisticRegression without its difference and cache hooks: the adaptor's two-gradient path.
-struct PlainLR {
-  LR inner;
-  template <class B, class A>
-  void add_gradient(std::uint32_t i, const Eigen::MatrixBase<B>& beta,
-                    Eigen::MatrixBase<A>& acc) const noexcept {
-    inner.add_gradient(i, beta, acc);
-  }
-  template <class B, class A>
-  void add_prior_gradient(const Eigen::MatrixBase<B>& beta,
-                          Eigen::MatrixBase<A>& acc) const noexcept {
-    inner.add_prior_gradient(beta, acc);
-  }
-};
-
-}  // namespace
 
 TEST_CASE(
     "CV gradient: LogisticRegression's hooks and the row cache give the two-gradient path's "
@@ -374,18 +359,7 @@ TEST_CASE(
 namespace {
 
 /// A logistic model whose reference term is NaN for row 5 when θ̂_0 > 1.
-struct Failing {
-  LR inner;
-  template <class B, class A>
-  void add_gradient(std::uint32_t i, const Eigen::MatrixBase<B>& beta,
-                    Eigen::MatrixBase<A>& acc) const noexcept {
-    inner.add_gradient(i, beta, acc);
-  }
-  template <class B, class A>
-  void add_prior_gradient(const Eigen::MatrixBase<B>& beta,
-                          Eigen::MatrixBase<A>& acc) const noexcept {
-    inner.add_prior_gradient(beta, acc);
-  }
+struct Failing : PlainLR {
   template <class R>
   double reference_term(std::uint32_t i, const Eigen::MatrixBase<R>& ref) const noexcept {
     return i == 5 && ref[0] > 1.0 ? std::numeric_limits<double>::quiet_NaN()
@@ -424,7 +398,7 @@ TEST_CASE("CV gradient: row cache failures") {
   CHECK(cv.row_cache_ready());
   CHECK(cache == filled);
 
-  OwnedControlVariateGradient<Failing, kCap, double, D> f(Failing{data.model()}, data.rows);
+  OwnedControlVariateGradient<Failing, kCap, double, D> f(Failing{{data.model()}}, data.rows);
   OwnedControlVariateGradient<PlainLR, kCap, double, D> ref_path(PlainLR{data.model()}, data.rows);
   std::vector<double> fcache(data.rows);
   REQUIRE(f.set_row_cache(fcache.data(), fcache.size()));

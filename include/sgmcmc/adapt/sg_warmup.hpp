@@ -40,9 +40,9 @@ class SGStepSizeWarmup {
   SGStepSizeWarmup(std::size_t warmup, std::size_t first_window, Scalar h0, Scalar order,
                    const SGStepSizeParams<Scalar>& params = {}, bool average = true) noexcept
       : params_(params), order_(order), h_(h0), average_(average) {
-    valid_ = first_window >= 1 && warmup >= first_window && h0 > Scalar(0) && std::isfinite(h0) &&
-             order > Scalar(0) && std::isfinite(order);
-    if (!valid_) return;
+    const bool valid = first_window >= 1 && warmup >= first_window && h0 > Scalar(0) &&
+                       std::isfinite(h0) && order > Scalar(0) && std::isfinite(order);
+    if (!valid) return;  // no windows
     std::size_t used = 0;
     std::size_t len = first_window;
     while (used < warmup && count_ < kMaxWindows) {
@@ -55,14 +55,14 @@ class SGStepSizeWarmup {
     }
   }
 
-  /// See the class invariant.
-  bool valid() const noexcept { return valid_; }
+  /// See the class invariant (a valid warm-up has at least one window).
+  bool valid() const noexcept { return count_ > 0; }
   /// Number of windows.
   std::size_t window_count() const noexcept { return count_; }
   /// The current window's index (window_count() once done).
   std::size_t window() const noexcept { return current_; }
   /// The current window's length in steps (0 once done).
-  std::size_t window_length() const noexcept { return current_ < count_ ? lengths_[current_] : 0; }
+  std::size_t window_length() const noexcept { return window_length(current_); }
   /// Length of window k (0 for k ≥ window_count()).
   std::size_t window_length(std::size_t k) const noexcept { return k < count_ ? lengths_[k] : 0; }
   /// True after the last window's end_window (at once for an invalid warm-up).
@@ -91,7 +91,6 @@ class SGStepSizeWarmup {
   Scalar order_;
   Scalar h_;
   bool average_;
-  bool valid_ = false;
   std::size_t lengths_[kMaxWindows] = {};
   std::size_t count_ = 0;
   std::size_t current_ = 0;

@@ -111,8 +111,7 @@ class LogisticRegression {
   void add_gradient_difference(std::uint32_t i, const Eigen::MatrixBase<B>& beta,
                                const Eigen::MatrixBase<R>& ref,
                                Eigen::MatrixBase<A>& acc) const noexcept {
-    const RowMap xi = row(i);
-    acc += (sigmoid(xi.dot(beta)) - sigmoid(xi.dot(ref))) * xi;
+    add_cached_difference(i, beta, reference_term(i, ref), acc);
   }
   /// σ(x_iᵀβ̂): what the control-variate adaptor caches per row for a reference β̂.
   template <class R>
