@@ -106,30 +106,9 @@ struct PixelScale {
 /// e^x in float without a library call, so that loops over it vectorise: Cody–Waite reduction
 /// x = n ln2 + r, |r| <= ln2/2, Cephes' degree-6 polynomial for e^r, and 2^n built in the
 /// exponent bits. x is clamped to [−87.3, 88.3] (results from 1.2e−38 to 2.2e38); NaN stays
-/// NaN. Relative error below 2e−7 (tests/models: against std::exp).
-inline float fast_exp(float x) noexcept {
-  x = x > 88.3f ? 88.3f : x;  // NaN compares false and passes through both clamps
-  x = x < -87.3f ? -87.3f : x;
-  const float shifted = x * 1.44269504088896341f + 12582912.0f;  // 1.5·2^23: rounds to integer
-  const float n = shifted - 12582912.0f;
-  std::int32_t bits;
-  std::memcpy(&bits, &shifted, sizeof bits);
-  const std::int32_t ni = bits - 0x4B400000;  // the integer n
-  const float r = (x - n * 0.693359375f) - n * -2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * r * r + r + 1.0f;
-  // Shifted as unsigned: for a NaN x, ni + 127 is out of the exponent's range and a signed
-  // shift would be undefined (UBSan); the result is NaN either way (p is NaN).
-  const std::uint32_t scale_bits = static_cast<std::uint32_t>(ni + 127) << 23;
-  float scale;
-  std::memcpy(&scale, &scale_bits, sizeof scale);
-  return p * scale;
-}
+/// NaN. Relative error below 2e−7 (tests/models: against std::exp). Written once, on the vector
+/// operations of the pass (exp_vec in models/detail/mlp_pass.inc); this is its one-lane copy.
+inline float fast_exp(float x) noexcept;
 
 /// The pass's scratch arrays (views into an MlpWorkspace).
 template <class Scalar>
@@ -176,6 +155,25 @@ struct Ops {
   static void store_aligned(Scalar* p, V v) noexcept { *p = v; }
   static V broadcast(Scalar x) noexcept { return x; }
   static V fma(V a, V b, V c) noexcept { return a * b + c; }
+  static V add(V a, V b) noexcept { return a + b; }
+  static V sub(V a, V b) noexcept { return a - b; }
+  static V mul(V a, V b) noexcept { return a * b; }
+  static V div(V a, V b) noexcept { return a / b; }
+  // hi if x > hi, else x; lo if x < lo, else x (a NaN x passes, as with the SIMD min and max).
+  static V min(V hi, V x) noexcept { return x > hi ? hi : x; }
+  static V max(V lo, V x) noexcept { return x < lo ? lo : x; }
+  // 2^n from x + 1.5·2^23 (float; x rounded to the integer n in its low mantissa bits). Shifted
+  // as unsigned: for a NaN, n + 127 is out of the exponent's range and a signed shift would be
+  // undefined (UBSan); the caller's result is NaN either way.
+  static V pow2_of_shifted(V shifted) noexcept {
+    static_assert(std::is_same_v<Scalar, float>, "float only");
+    std::int32_t bits;
+    std::memcpy(&bits, &shifted, sizeof bits);
+    const auto scale_bits = static_cast<std::uint32_t>(bits - 0x4B400000 + 127) << 23;
+    float scale;
+    std::memcpy(&scale, &scale_bits, sizeof scale);
+    return scale;
+  }
   static V in_register(V v) noexcept { return v; }
   static Scalar sum(V v) noexcept { return v; }
   template <int Bytes>
@@ -189,6 +187,10 @@ struct Ops {
 };
 #include "sgmcmc/models/detail/mlp_pass.inc"
 }  // namespace portable
+
+inline float fast_exp(float x) noexcept {
+  return portable::exp_vec<float>(x);
+}
 
 #if SGMCMC_MLP_X86
 /// Nonzero mask of 16 pixel bytes (SSE2, which every x86-64 has).
@@ -213,13 +215,24 @@ struct Ops<float> {
   using V = __m256;
   static constexpr int kLanes = 8;
   static constexpr int kGroup = 1;
-  static constexpr int kBackwardBlock = 32;
+  static constexpr int kBackwardBlock = 64;
   static V zero() noexcept { return _mm256_setzero_ps(); }
   static V load(const float* p) noexcept { return _mm256_loadu_ps(p); }
   static V load_aligned(const float* p) noexcept { return _mm256_load_ps(p); }
   static void store_aligned(float* p, V v) noexcept { _mm256_store_ps(p, v); }
   static V broadcast(float x) noexcept { return _mm256_set1_ps(x); }
   static V fma(V a, V b, V c) noexcept { return _mm256_fmadd_ps(a, b, c); }
+  static V add(V a, V b) noexcept { return _mm256_add_ps(a, b); }
+  static V sub(V a, V b) noexcept { return _mm256_sub_ps(a, b); }
+  static V mul(V a, V b) noexcept { return _mm256_mul_ps(a, b); }
+  static V div(V a, V b) noexcept { return _mm256_div_ps(a, b); }
+  static V min(V hi, V x) noexcept { return _mm256_min_ps(hi, x); }  // NaN x: x
+  static V max(V lo, V x) noexcept { return _mm256_max_ps(lo, x); }
+  static V pow2_of_shifted(V shifted) noexcept {  // see portable::Ops
+    const __m256i n =
+        _mm256_sub_epi32(_mm256_castps_si256(shifted), _mm256_set1_epi32(0x4B400000 - 127));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(n, 23));
+  }
   // Keeps a loaded vector in a register: without it GCC folds the load into each of the G FMAs
   // that use it, loading the same W1 row G times.
   static V in_register(V v) noexcept {
@@ -274,12 +287,23 @@ struct Ops<float> {
   static void store_aligned(float* p, V v) noexcept { _mm512_store_ps(p, v); }
   static V broadcast(float x) noexcept { return _mm512_set1_ps(x); }
   static V fma(V a, V b, V c) noexcept { return _mm512_fmadd_ps(a, b, c); }
+  static V add(V a, V b) noexcept { return _mm512_add_ps(a, b); }
+  static V sub(V a, V b) noexcept { return _mm512_sub_ps(a, b); }
+  static V mul(V a, V b) noexcept { return _mm512_mul_ps(a, b); }
+  static V div(V a, V b) noexcept { return _mm512_div_ps(a, b); }
+  static V min(V hi, V x) noexcept { return _mm512_maskz_min_ps(0xFFFF, hi, x); }  // NaN x: x
+  static V max(V lo, V x) noexcept { return _mm512_maskz_max_ps(0xFFFF, lo, x); }
+  static V pow2_of_shifted(V shifted) noexcept {  // see portable::Ops
+    const __m512i n =
+        _mm512_sub_epi32(_mm512_castps_si512(shifted), _mm512_set1_epi32(0x4B400000 - 127));
+    return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(0xFFFF, n, 23));
+  }
   static V in_register(V v) noexcept {  // see avx2::Ops
     asm("" : "+v"(v));
     return v;
   }
-  // Masked shuffle and extract: the unmasked ones (and _mm512_reduce_add_ps) start from
-  // _mm512_undefined_ps, which trips GCC 12's -Wmaybe-uninitialized.
+  // Masked min, max, shift, shuffle and extract: the unmasked ones (and _mm512_reduce_add_ps) start
+  // from _mm512_undefined_ps, which trips GCC 12's -Wmaybe-uninitialized.
   static float sum(V v) noexcept {
     V t = _mm512_add_ps(v, _mm512_maskz_shuffle_f32x4(0xFFFF, v, v, _MM_SHUFFLE(1, 0, 3, 2)));
     t = _mm512_add_ps(t, _mm512_maskz_shuffle_f32x4(0xFFFF, t, t, _MM_SHUFFLE(2, 3, 0, 1)));
