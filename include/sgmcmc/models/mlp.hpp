@@ -116,7 +116,8 @@ struct Buffers {
   Scalar* a;             // batch × kHiddenPad: pre-activations, then the backward deltas
   Scalar* h;             // batch × kHiddenPad: activations (pads 0)
   Scalar* z;             // batch × kClassPad: logits, then (N/n)(p − onehot)
-  Scalar* gw1;           // kInputs × kHiddenPad: gradient of W1 (aligned rows)
+  Scalar* gw1;           // kInputs × kHiddenPad: gradient of W1 (aligned rows); in the forward
+                         // pass, the aligned copy of one word of W1 (mlp_pass.inc, layer1)
   Scalar* w2;            // kClasses × kHiddenPad: W2 with zero pads
   Scalar* gw2;           // kClasses × kHiddenPad
   Scalar* gb1;           // kHiddenPad
