@@ -18,25 +18,26 @@
 
 #include <Eigen/Core>
 
+#include "sgmcmc/core/math.hpp"
 #include "sgmcmc/core/types.hpp"
 
 namespace sgmcmc {
 
-/// log(1 + e^x) without overflow or cancellation: max(x, 0) + log1p(e^{−|x|}).
+/// log(1 + e^x) without overflow or cancellation: max(x, 0) + log1p(e^{−|x|}). The errno-free
+/// exp and log1p of core/math.hpp: the C library's set errno when e^{−|x|} underflows (|x| above
+/// about 708 in double), which a step must not do (docs/REALTIME.md).
 template <class Scalar>
 Scalar softplus(Scalar x) noexcept {
   using std::abs;
-  using std::exp;
-  using std::log1p;
-  return (x > Scalar(0) ? x : Scalar(0)) + log1p(exp(-abs(x)));
+  return (x > Scalar(0) ? x : Scalar(0)) + detail::log1p(detail::exp_nonpositive(-abs(x)));
 }
 
-/// σ(x) = 1 / (1 + e^{−x}), from e^{−|x|} ∈ (0, 1] so that it never overflows.
+/// σ(x) = 1 / (1 + e^{−x}), from e^{−|x|} ∈ (0, 1] so that it never overflows (errno-free exp,
+/// as softplus).
 template <class Scalar>
 Scalar sigmoid(Scalar x) noexcept {
   using std::abs;
-  using std::exp;
-  const Scalar e = exp(-abs(x));
+  const Scalar e = detail::exp_nonpositive(-abs(x));
   return x >= Scalar(0) ? Scalar(1) / (Scalar(1) + e) : e / (Scalar(1) + e);
 }
 
