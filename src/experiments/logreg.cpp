@@ -35,7 +35,7 @@ constexpr const char* kUsage =
     "                     [--methods LIST] [--reference DIR] [--stan DIR] [--chains K]\n"
     "                     [--batch N] [--sg-warmup T] [--sg-steps T] [--nuts-warmup T]\n"
     "                     [--sg-kept K] [--nuts-draws T] [--tolerance E] [--metric-windows]\n"
-    "                     [--last-window] [--noise-correction] [--seed N]\n"
+    "                     [--last-window] [--noise-correction] [--census F] [--seed N]\n"
     "\n"
     "Bayesian logistic regression (standardised features, intercept, beta ~ N(0, 10^2 I)) on\n"
     "australian, german, heart, pima, ripley (cubic features) and caravan: every sampler with the\n"
@@ -71,11 +71,14 @@ constexpr const char* kUsage =
     "  --sg-warmup T, --sg-steps T     SG warm-up and sampling steps per chain (4000, 40000)\n"
     "  --nuts-warmup T, --nuts-draws T NUTS warm-up and kept transitions per chain (300, 2000)\n"
     "  --tolerance E    target excess configurational temperature of the SG samplers (0.1)\n"
+    "  --alpha A        h * C of SGHMC-CV, momentum decay per step (default 0.1)\n"
     "  --sg-kept K      SG draws kept per chain, evenly thinned (5000)\n"
     "  --metric-windows re-estimate the SG preconditioner from warm-up draws (Stan's windows)\n"
     "  --last-window    SG-CV: keep the last warm-up window's h (default: the geometric mean\n"
     "                   of the later half of the windows' h)\n"
     "  --noise-correction  SG-CV: estimate V-hat in warm-up and inject N(0, h(2D - hV-hat))\n"
+    "  --census F       SG-CV: sum the rows of leverage above F times the median exactly at\n"
+    "                   every step, the batch drawn from the others (0: none)\n"
     "\n"
     "Exit status: 0 success, 1 a data set or an available sampler failed, 2 bad arguments.\n";
 
@@ -99,6 +102,7 @@ struct Options {
   std::uint64_t chains = 0, batch = 0, sg_warmup = 0, sg_steps = 0, sg_kept = 0, nuts_warmup = 0,
                 nuts_draws = 0;
   double tolerance = 0.0;
+  double census = -1.0;
   bool metric_windows = false;
   bool noise_correction = false;
   bool average = true;
@@ -142,7 +146,8 @@ int parse(int argc, char** argv, Options& o) {
                args.count("--nuts-warmup", o.nuts_warmup, 0) ||
                args.count("--nuts-draws", o.nuts_draws, 4) ||
                args.number("--tolerance", o.tolerance, positive) ||
-               args.text("--reference", o.reference) || args.text("--stan", o.stan)) {
+               args.number("--census", o.census, 0.0) || args.text("--reference", o.reference) ||
+               args.text("--stan", o.stan)) {
     } else if (args.text("--datasets", list)) {
       o.datasets = split_list(list);
       for (const auto& d : o.datasets) {
@@ -467,6 +472,8 @@ int posterior_mode(const Options& opt, int argc, char** argv) {
   if (opt.nuts_warmup > 0) s.nuts_warmup = std::size_t(opt.nuts_warmup);
   if (opt.nuts_draws > 0) s.nuts_draws = std::size_t(opt.nuts_draws);
   if (opt.tolerance > 0) s.sg_tolerance = opt.tolerance;
+  if (opt.census >= 0) s.sg_census_leverage = opt.census;
+  if (opt.alpha > 0) s.sg_decay = opt.alpha;
   if (opt.seed_set) s.seed = opt.seed;
   s.sg_metric_windows = opt.metric_windows;
   s.sg_noise_correction = opt.noise_correction;
@@ -547,6 +554,7 @@ int posterior_mode(const Options& opt, int argc, char** argv) {
                        r.divergent, 100 * r.treedepth_hit);
       } else if (std::isfinite(r.temperature) && r.temperature != 0.0) {
         notes = format("temperature %.3f", r.temperature);
+        if (r.census > 0) notes += format(", census %zu rows", r.census);
       }
       t.add_row({lr::posterior_method_name(r.method), acc, ratio, num(r.min_ess(), "%.0f"),
                  num(r.max_rhat(), "%.3f"), num(r.cpu_seconds, "%.2f"),

@@ -53,7 +53,11 @@ struct PosteriorSettings {
   bool sg_average = true;          ///< final h: geometric mean of the later half of the windows' h
   bool sg_noise_correction = false;  ///< estimate V̂ in warm-up, inject N(0, h(2D − hV̂))
   std::size_t sg_noise_every = 2;    ///< warm-up steps per V̂ pair (one extra gradient each)
-  double noadapt_factor = 4.0;       ///< the negative control's h: this times the rule's start
+  /// SG-CV census: rows of leverage x_iᵀH⁻¹x_i (H the Hessian at the MAP) above this times the
+  /// median are summed exactly at every step, the batch drawn from the others (0: no census).
+  double sg_census_leverage = 10.0;
+  std::size_t sg_census_max = 256;  ///< at most this many census rows
+  double noadapt_factor = 4.0;      ///< the negative control's h: this times the rule's start
   bool batch_plain = true;  ///< plain SGHMC with 4 chains: one Batch (the same draws, faster)
   std::vector<PosteriorMethod> methods = default_posterior_methods();
   std::function<void(const std::string&)> progress;  ///< after every chain; may be empty
@@ -75,6 +79,7 @@ struct PosteriorRun {
   std::size_t divergent = 0;          ///< NUTS: divergent kept transitions
   double treedepth_hit = 0.0;         ///< NUTS: share of kept transitions at the maximal depth
   std::uint64_t gradient_evals = 0;   ///< per-example gradient evaluations, all chains
+  std::size_t census = 0;             ///< SG-CV: rows summed exactly at every step
   double min_ess() const;
   double max_rhat() const;        ///< the largest split R̂ (NaN without R̂)
   double ess_per_second() const;  ///< min ESS / cpu_seconds

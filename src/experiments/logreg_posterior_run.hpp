@@ -156,6 +156,32 @@ void nuts_chain(const PosteriorInput& in, const PosteriorSettings& s, const LR& 
   run.treedepth_hit += double(hits) / double(std::max<std::size_t>(1, s.nuts_draws));
 }
 
+/// The SG-CV census (PosteriorSettings::sg_census_leverage): the rows whose leverage
+/// x_iᵀH⁻¹x_i exceeds s.sg_census_leverage times the median leverage, at most s.sg_census_max and
+/// fewer than rows − n, in increasing order; empty when the setting is 0.
+template <class LR, class Mat>
+std::vector<std::uint32_t> census_rows(const LR& lr, const Mat& hess, const PosteriorSettings& s,
+                                       std::size_t n) {
+  const std::size_t rows = lr.rows();
+  if (!(s.sg_census_leverage > 0.0) || rows <= n + 1) return {};
+  const Eigen::LLT<Mat> llt(hess);
+  std::vector<double> lev(rows);
+  for (std::size_t i = 0; i < rows; ++i) {
+    const Eigen::Matrix<typename Mat::Scalar, Mat::RowsAtCompileTime, 1> x = lr.row(i).transpose();
+    lev[i] = double(x.dot(llt.solve(x)));
+  }
+  std::vector<double> sorted = lev;
+  std::nth_element(sorted.begin(), sorted.begin() + std::ptrdiff_t(rows / 2), sorted.end());
+  const double cut = s.sg_census_leverage * sorted[rows / 2];
+  const std::size_t above =
+      std::size_t(std::count_if(lev.begin(), lev.end(), [cut](double v) { return v > cut; }));
+  const std::size_t k = std::min({above, s.sg_census_max, rows - n - 1});
+  if (k == 0) return {};
+  std::vector<std::uint32_t> census(k);
+  if (!largest_rows(lev.data(), rows, k, census.data())) return {};
+  return census;
+}
+
 /// What differs between the stochastic-gradient chains.
 enum class SGKind { SGHMC, SGLD, SGHMCHot };
 
@@ -166,14 +192,14 @@ struct SGCVChain {
   using Vec = Vector<double, Dim>;
   using CV = OwnedControlVariateGradient<LR, kBatchCapacity, double, Dim>;
   using Pre = OwnedPreconditioned<CV, double, Dim, true>;
-  SGCVChain(const LR& lr, std::size_t n, std::uint64_t seed, std::uint64_t stream, double h,
-            double decay)
+  SGCVChain(const LR& lr, std::size_t n, const std::vector<std::uint32_t>& census,
+            std::uint64_t seed, std::uint64_t stream, double h, double decay)
       : rng(seed, stream),
         cv(lr, lr.rows()),
         row_cache(cv.row_cache_size()),
         pm(cv),
-        order(lr.rows()),
-        batches(order.data(), lr.rows(), n),
+        order(lr.rows() - census.size()),
+        batches(order.data(), lr.rows(), n, census.data(), census.size()),
         probe(pm, &temp, &last_gradient),
         sghmc({h, decay / h, 1.0}),
         sgld(typename SGLD<double, Dim>::Params{h, {}}),
@@ -224,11 +250,15 @@ void sg_cv_chains(const PosteriorInput& in, const PosteriorSettings& s, const LR
   const double order_p = langevin ? 1.0 : 2.0;
   double h = langevin ? sgld_initial_step(1.0, rule) : sghmc_initial_step(1.0, rule);
   if (kind == SGKind::SGHMCHot) h *= s.noadapt_factor;
+  const std::vector<std::uint32_t> census = census_rows(lr, hess, s, n);
+  run.census = census.size();
   std::vector<std::unique_ptr<Chain>> chains;
   for (std::size_t c = 0; c < s.chains; ++c) {
-    chains.push_back(std::make_unique<Chain>(lr, n, s.seed, first_stream + c, h, rule.decay));
+    chains.push_back(
+        std::make_unique<Chain>(lr, n, census, s.seed, first_stream + c, h, rule.decay));
     Chain& k = *chains.back();
-    if (!k.cv.set_row_cache(k.row_cache.data(), k.row_cache.size()) || !k.cv.set_reference(map)) {
+    if (!k.cv.set_row_cache(k.row_cache.data(), k.row_cache.size()) || !k.cv.set_reference(map) ||
+        !k.cv.set_census(census.data(), census.size())) {
       run.error = "non-finite gradient at the MAP";
       return;
     }
@@ -247,7 +277,7 @@ void sg_cv_chains(const PosteriorInput& in, const PosteriorSettings& s, const LR
   // A new batch, counted in per-example evaluations (one per row with the row cache, else two).
   auto next_batch = [&](Chain& k) {
     k.batches.next(k.rng, k.cv.batch());
-    run.gradient_evals += k.cv.row_cache_ready() ? n : 2 * n;
+    run.gradient_evals += (k.cv.row_cache_ready() ? 1 : 2) * (n + census.size());
   };
   auto step = [&](Chain& k) -> Status {
     next_batch(k);

@@ -16,9 +16,11 @@ bool g_eigen_assert_failed = false;
 #include <doctest/doctest.h>
 
 #include <Eigen/Core>
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "alloc_counter.hpp"
@@ -515,4 +517,77 @@ TEST_CASE("drawing a batch and the adaptor's gradient do not allocate") {
   CHECK(g_eigen_assert_failed);
   dynamic.setZero();
   CHECK(dynamic.size() == 16);
+}
+
+TEST_CASE("an excluding sampler draws only the other rows, each once per epoch") {
+  // N = 40 with 4 rows excluded (a census): the 36 others in batches of 9, four per epoch.
+  constexpr std::size_t N = 40;
+  const std::array<std::uint32_t, 4> census{0, 7, 8, 39};
+  std::array<std::uint32_t, N - 4> buffer{};
+  MinibatchSampler<16> sampler(buffer.data(), N, 9, census.data(), census.size());
+  REQUIRE(sampler.valid());
+  CHECK(sampler.rows() == N - 4);
+  CHECK(sampler.scale<double>() == 4.0);
+  LocalRng rng(5);
+  IndexBatch<16> batch;
+  for (int epoch = 0; epoch < 3; ++epoch) {
+    std::array<int, N> seen{};
+    for (int b = 0; b < 4; ++b) {
+      REQUIRE(sampler.next(rng, batch) == sgmcmc::StatusCode::Ok);
+      for (std::uint32_t i : batch) {
+        REQUIRE(i < N);
+        ++seen[i];
+      }
+    }
+    for (std::size_t i = 0; i < N; ++i) {
+      const bool excluded = i == 0 || i == 7 || i == 8 || i == 39;
+      CHECK(seen[i] == (excluded ? 0 : 1));
+    }
+  }
+  // Refused: unsorted, repeated or out-of-range lists, all rows excluded, a batch larger than
+  // the rows left, a null list with a count.
+  const std::array<std::uint32_t, 3> unsorted{3, 1, 5}, repeated{1, 1, 5}, outside{1, 5, 40};
+  CHECK_FALSE(MinibatchSampler<16>(buffer.data(), N, 9, unsorted.data(), 3).valid());
+  CHECK_FALSE(MinibatchSampler<16>(buffer.data(), N, 9, repeated.data(), 3).valid());
+  CHECK_FALSE(MinibatchSampler<16>(buffer.data(), N, 9, outside.data(), 3).valid());
+  CHECK_FALSE(MinibatchSampler<16>(buffer.data(), 3, 1, unsorted.data(), 3).valid());
+  CHECK_FALSE(MinibatchSampler<16>(buffer.data(), 11, 9, census.data(), 3).valid());  // 8 left
+  CHECK(MinibatchSampler<16>(buffer.data(), 12, 9, census.data(), 3).valid());        // 9 left
+  CHECK_FALSE(MinibatchSampler<16>(buffer.data(), N, 9, nullptr, 2).valid());
+  CHECK(MinibatchSampler<16>(buffer.data(), N, 9, nullptr, 0).valid());
+}
+
+TEST_CASE("largest_rows picks the top scores in index order and refuses bad input") {
+  const std::array<double, 8> score{0.5, 3.0, -1.0, 3.0, 7.0, 0.5, 2.0, 0.5};
+  std::array<std::uint32_t, 8> out{};
+  REQUIRE(sgmcmc::largest_rows(score.data(), 8, 3, out.data()));
+  CHECK(out[0] == 1);  // scores 7, 3, 3: rows 4, 1, 3
+  CHECK(out[1] == 3);
+  CHECK(out[2] == 4);
+  REQUIRE(sgmcmc::largest_rows(score.data(), 8, 5, out.data()));     // + 2.0 (row 6), then the
+  CHECK(std::vector<std::uint32_t>(out.begin(), out.begin() + 5) ==  // first 0.5 (row 0)
+        std::vector<std::uint32_t>{0, 1, 3, 4, 6});
+  REQUIRE(sgmcmc::largest_rows(score.data(), 8, 8, out.data()));
+  for (std::uint32_t i = 0; i < 8; ++i) CHECK(out[i] == i);
+  // Against a full sort on 1000 random scores.
+  LocalRng rng(9);
+  std::vector<double> many(1000);
+  for (double& v : many) v = sgmcmc::uniform_open01<double>(rng);
+  std::vector<std::uint32_t> top(37), rank(1000);
+  REQUIRE(sgmcmc::largest_rows(many.data(), many.size(), top.size(), top.data()));
+  for (std::uint32_t i = 0; i < 1000; ++i) rank[i] = i;
+  std::sort(rank.begin(), rank.end(),
+            [&](std::uint32_t a, std::uint32_t b) { return many[a] > many[b]; });
+  std::vector<std::uint32_t> expect(rank.begin(), rank.begin() + 37);
+  std::sort(expect.begin(), expect.end());
+  CHECK(top == expect);
+  // Refusals leave `out` untouched.
+  const std::array<std::uint32_t, 8> before = out;
+  std::array<double, 8> nan_score = score;
+  nan_score[5] = std::numeric_limits<double>::quiet_NaN();
+  CHECK_FALSE(sgmcmc::largest_rows(nan_score.data(), 8, 3, out.data()));
+  CHECK_FALSE(sgmcmc::largest_rows(score.data(), 8, 0, out.data()));
+  CHECK_FALSE(sgmcmc::largest_rows(score.data(), 8, 9, out.data()));
+  CHECK_FALSE(sgmcmc::largest_rows<double>(nullptr, 8, 3, out.data()));
+  CHECK(out == before);
 }

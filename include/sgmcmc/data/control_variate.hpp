@@ -162,12 +162,40 @@ class ControlVariateGradient {
     return ConstVectorMap<Scalar, Dim>(slot(active_, 1));
   }
 
+  /// Rows summed exactly at every step (a census stratum; MATH.md §5.3(b)): `rows` lists
+  /// `count` row indices in strictly increasing order, all < rows(), count < rows(), in caller
+  /// memory kept alive and unchanged while the adaptor is used (nullptr with count 0 removes the
+  /// census). The gradient is then
+  ///   ĝ + Σ_{i∈census} d_i + ((N − k)/n) Σ_{i∈S} d_i − ∇log p(θ),   k = count,
+  /// unbiased when the batch S is a uniform n-subset of the other N − k rows: draw it with a
+  /// MinibatchSampler built over those rows (its excluding constructor). Rows of high leverage
+  /// (largest_rows of x_iᵀ C x_i for a GLM, C the posterior covariance) then add no noise; on a
+  /// data set with a few rows of extreme leverage this removes most of the gradient noise at a cost
+  /// of k differences per step. InvalidParameter (census unchanged) for a list that breaks the
+  /// rules above.
+  Status set_census(const std::uint32_t* rows, std::size_t count) noexcept {
+    if (count > 0 && (rows == nullptr || count >= n_rows_)) return StatusCode::InvalidParameter;
+    for (std::size_t c = 0; c < count; ++c) {
+      if (rows[c] >= n_rows_ || (c > 0 && rows[c] <= rows[c - 1])) {
+        return StatusCode::InvalidParameter;
+      }
+    }
+    census_ = count > 0 ? rows : nullptr;
+    census_count_ = count;
+    return StatusCode::Ok;
+  }
+  /// The census rows (set_census), and how many.
+  const std::uint32_t* census() const noexcept { return census_; }
+  std::size_t census_count() const noexcept { return census_count_; }
+  /// Rows the batches are drawn from: rows() − census_count().
+  std::size_t sampled_rows() const noexcept { return n_rows_ - census_count_; }
+
   /// Every later gradient() feeds the batch's differences d_i to *e (nullptr: none). The
   /// estimator is the caller's and must outlive this adaptor.
   void set_noise_estimator(Estimator* e) noexcept { estimator_ = e; }
 
   /// out = ĝ + (N/n) Σ_{i∈S} [a_i(θ) − a_i(θ̂)] − ∇log p(θ) on the current batch (see the header
-  /// comment); NaN for an empty batch or without a reference.
+  /// comment; with a census, set_census's form); NaN for an empty batch or without a reference.
   template <class Theta, class Out>
   void gradient(const Theta& theta, Out& out) const noexcept {
     if (batch_.size == 0 || !has_reference_) {
@@ -175,19 +203,9 @@ class ControlVariateGradient {
       return;
     }
     const ConstVectorMap<Scalar, Dim> ref(slot(active_, 0));
-    using Ref = ConstVectorMap<Scalar, Dim>;
-    constexpr bool cached = detail::HasCachedDifference<PerExample, Scalar, Theta, Ref, Out>::value;
-    constexpr bool hook = detail::HasGradientDifference<PerExample, Theta, Ref, Out>::value;
-    if (estimator_ == nullptr && ((cached && cache_ready_) || hook)) {
+    if (estimator_ == nullptr) {
       out.setZero();
-      for (const std::uint32_t i : batch_) add_difference(i, theta, ref, out);
-    } else if (estimator_ == nullptr) {
-      // out = Σ a_i(θ) − Σ a_i(θ̂) with no temporary vector (any Dim): the reference sum first,
-      // negated, then the current one.
-      out.setZero();
-      for (const std::uint32_t i : batch_) model_.add_gradient(i, ref, out);
-      out = -out;
-      for (const std::uint32_t i : batch_) model_.add_gradient(i, theta, out);
+      add_differences(batch_.begin(), batch_.end(), theta, ref, out);
     } else {
       estimator_->begin_batch();
       out.setZero();
@@ -198,14 +216,32 @@ class ControlVariateGradient {
         out += d;
         estimator_->add(d);
       }
-      static_cast<void>(estimator_->end_batch(n_rows_));
+      static_cast<void>(estimator_->end_batch(sampled_rows()));
     }
-    finish(theta, out);
+    finish(theta, ref, out);
   }
 
  private:
+  /// out += Σ_{i∈[first, last)} [a_i(θ) − a_i(θ̂)]: one difference per row from the row cache or
+  /// the model's hook, else the reference sum subtracted by negating around it (no temporary
+  /// vector, any Dim).
+  template <class Theta, class Ref, class Out>
+  void add_differences(const std::uint32_t* first, const std::uint32_t* last, const Theta& theta,
+                       const Ref& ref, Out& out) const noexcept {
+    constexpr bool cached = detail::HasCachedDifference<PerExample, Scalar, Theta, Ref, Out>::value;
+    constexpr bool hook = detail::HasGradientDifference<PerExample, Theta, Ref, Out>::value;
+    if ((cached && cache_ready_) || hook) {
+      for (const std::uint32_t* i = first; i != last; ++i) add_difference(*i, theta, ref, out);
+    } else {
+      out = -out;
+      for (const std::uint32_t* i = first; i != last; ++i) model_.add_gradient(*i, ref, out);
+      out = -out;
+      for (const std::uint32_t* i = first; i != last; ++i) model_.add_gradient(*i, theta, out);
+    }
+  }
+
   /// acc += a_i(θ) − a_i(θ̂): from the row cache when it is ready, else the model's difference
-  /// hook, else two per-example gradients (then acc must be zero on entry).
+  /// hook, else two per-example gradients (acc negated around the reference's).
   template <class Theta, class Ref, class Out>
   void add_difference(std::uint32_t i, const Theta& theta, const Ref& ref,
                       Out& acc) const noexcept {
@@ -241,10 +277,11 @@ class ControlVariateGradient {
     return cache_ready_;
   }
 
-  /// out = (N/n) out + ĝ + prior gradient.
-  template <class Theta, class Out>
-  void finish(const Theta& theta, Out& out) const noexcept {
-    out *= Scalar(n_rows_) / Scalar(batch_.size);
+  /// out = ((N − k)/n) out + the census rows' differences + ĝ + prior gradient.
+  template <class Theta, class Ref, class Out>
+  void finish(const Theta& theta, const Ref& ref, Out& out) const noexcept {
+    out *= Scalar(sampled_rows()) / Scalar(batch_.size);
+    add_differences(census_, census_ + census_count_, theta, ref, out);
     out += ConstVectorMap<Scalar, Dim>(slot(active_, 1));
     model_.add_prior_gradient(theta, out);
   }
@@ -258,8 +295,10 @@ class ControlVariateGradient {
   std::size_t n_rows_;
   Scalar* mem_;
   Estimator* estimator_ = nullptr;
-  Scalar* row_cache_ = nullptr;  // caller memory, rows() scalars (set_row_cache)
-  bool cache_ready_ = false;     // row_cache_ holds reference_term(i, θ̂) of the active θ̂
+  Scalar* row_cache_ = nullptr;            // caller memory, rows() scalars (set_row_cache)
+  const std::uint32_t* census_ = nullptr;  // caller memory, census_count_ rows (set_census)
+  std::size_t census_count_ = 0;
+  bool cache_ready_ = false;  // row_cache_ holds reference_term(i, θ̂) of the active θ̂
   bool has_reference_ = false;
   int active_ = 0;
   IndexBatch<Capacity> batch_;

@@ -27,6 +27,7 @@
 //     sampler.step(z, model, rng);                   // model.gradient(theta, g) uses them
 //   }
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -146,6 +147,38 @@ class MinibatchSampler {
     }
   }
 
+  /// Batches from the rows of 0..n_rows-1 that are not in `excluded` (a census stratum,
+  /// ControlVariateGradient::set_census: `count` indices in strictly increasing order, all below
+  /// n_rows, count < n_rows). `indices` holds n_rows − count entries and is filled with the other
+  /// rows; rows() and scale() then count those N − k rows. valid() also fails for an excluded list
+  /// that breaks these rules.
+  MinibatchSampler(std::uint32_t* indices, std::size_t n_rows, std::size_t batch_size,
+                   const std::uint32_t* excluded, std::size_t count) noexcept
+      : MinibatchSampler(nullptr, 0, 0) {
+    bool ok = indices != nullptr && n_rows >= 1 &&
+              n_rows <= std::numeric_limits<std::uint32_t>::max() && count < n_rows &&
+              (count == 0 || excluded != nullptr);
+    for (std::size_t c = 0; ok && c < count; ++c) {
+      ok = excluded[c] < n_rows && (c == 0 || excluded[c] > excluded[c - 1]);
+    }
+    if (!ok || batch_size < 1 || batch_size > std::size_t(Capacity) ||
+        batch_size > n_rows - count) {
+      return;
+    }
+    indices_ = indices;
+    n_rows_ = n_rows - count;
+    batch_size_ = batch_size;
+    valid_ = true;
+    std::size_t c = 0, k = 0;
+    for (std::size_t i = 0; i < n_rows; ++i) {
+      if (c < count && excluded[c] == i) {
+        ++c;
+      } else {
+        indices_[k++] = static_cast<std::uint32_t>(i);
+      }
+    }
+  }
+
   /// True when the constructor's arguments were usable.
   bool valid() const noexcept { return valid_; }
 
@@ -200,7 +233,7 @@ class MinibatchSampler {
     return Scalar(n_rows_) / Scalar(batch_size_);
   }
 
-  /// Number of rows N.
+  /// Number of rows N the batches are drawn from (N − k with an excluded list).
   std::size_t rows() const noexcept { return n_rows_; }
   /// Batch size n.
   std::size_t batch_size() const noexcept { return batch_size_; }
@@ -217,6 +250,40 @@ class MinibatchSampler {
   bool have_word_ = false;
   bool valid_ = false;
 };
+
+/// The `count` rows of largest score[i], i < n_rows, written to out[0, count) in increasing
+/// order of index (ties: the lower index first) — e.g. the census rows of
+/// ControlVariateGradient::set_census by leverage. O(n_rows log count) time, no heap: `out` is the
+/// workspace. InvalidParameter (out untouched) for count = 0 or > n_rows, n_rows ≥ 2³², a null
+/// pointer, or a score that is NaN.
+template <class Scalar>
+Status largest_rows(const Scalar* score, std::size_t n_rows, std::size_t count,
+                    std::uint32_t* out) noexcept {
+  if (score == nullptr || out == nullptr || count == 0 || count > n_rows ||
+      n_rows > std::numeric_limits<std::uint32_t>::max()) {
+    return StatusCode::InvalidParameter;
+  }
+  for (std::size_t i = 0; i < n_rows; ++i) {
+    if (!(score[i] == score[i])) return StatusCode::InvalidParameter;
+  }
+  // A heap of the best `count` rows so far with the weakest at the front.
+  auto stronger = [score](std::uint32_t a, std::uint32_t b) {
+    return score[a] > score[b] || (score[a] == score[b] && a < b);
+  };
+  for (std::size_t i = 0; i < n_rows; ++i) {
+    const auto row = static_cast<std::uint32_t>(i);
+    if (i < count) {
+      out[i] = row;
+      std::push_heap(out, out + i + 1, stronger);
+    } else if (stronger(row, out[0])) {  // beats the weakest kept row
+      std::pop_heap(out, out + count, stronger);
+      out[count - 1] = row;
+      std::push_heap(out, out + count, stronger);
+    }
+  }
+  std::sort(out, out + count);
+  return StatusCode::Ok;
+}
 
 /// The minibatch gradient of U (MATH.md §5.3(b)) from a per-example model:
 ///   grad U~(theta) = (N / n) * sum_{i in batch} (-grad log p(x_i | theta)) - grad log p(theta).
