@@ -23,6 +23,9 @@
 //   Scalar reference_term(std::uint32_t i, const Ref& θ̂) const;   // e.g. σ(x_iᵀθ̂) for a GLM
 //   void add_cached_difference(std::uint32_t i, const Theta& θ, Scalar term, Out& acc) const;
 //                                                       // acc += a_i(θ) − a_i(θ̂), term as above
+//   void add_cached_differences(const std::uint32_t* first, const std::uint32_t* last,
+//                               const Theta& θ, const Scalar* cache, Out& acc) const;
+//                                  // optional: the same over rows [first, last), cache[i] = term
 // and, given caller memory for one scalar per row (set_row_cache), the adaptor fills the cache in
 // set_reference and each difference then costs what one plain per-example gradient costs.
 //
@@ -73,6 +76,17 @@ struct HasCachedDifference<
     std::void_t<decltype(std::declval<const M&>().add_cached_difference(
         std::uint32_t{}, std::declval<const Theta&>(), Scalar{}, std::declval<Out&>()))>>
     : HasReferenceTerm<M, Scalar, Ref> {};
+
+/// Does it also offer the batch form add_cached_differences(first, last, θ, cache, acc)?
+template <class M, class Scalar, class Theta, class Out, class = void>
+struct HasCachedDifferences : std::false_type {};
+template <class M, class Scalar, class Theta, class Out>
+struct HasCachedDifferences<
+    M, Scalar, Theta, Out,
+    std::void_t<decltype(std::declval<const M&>().add_cached_differences(
+        static_cast<const std::uint32_t*>(nullptr), static_cast<const std::uint32_t*>(nullptr),
+        std::declval<const Theta&>(), static_cast<const Scalar*>(nullptr), std::declval<Out&>()))>>
+    : std::true_type {};
 
 }  // namespace detail
 
@@ -230,7 +244,10 @@ class ControlVariateGradient {
                        const Ref& ref, Out& out) const noexcept {
     constexpr bool cached = detail::HasCachedDifference<PerExample, Scalar, Theta, Ref, Out>::value;
     constexpr bool hook = detail::HasGradientDifference<PerExample, Theta, Ref, Out>::value;
-    if ((cached && cache_ready_) || hook) {
+    constexpr bool batched = detail::HasCachedDifferences<PerExample, Scalar, Theta, Out>::value;
+    if (cached && batched && cache_ready_) {
+      if constexpr (batched) model_.add_cached_differences(first, last, theta, row_cache_, out);
+    } else if ((cached && cache_ready_) || hook) {
       for (const std::uint32_t* i = first; i != last; ++i) add_difference(*i, theta, ref, out);
     } else {
       out = -out;
