@@ -7,7 +7,7 @@
 #
 #   Rscript run_stan.R --data data/logreg --out out/stan --datasets heart,pima --tag default
 #     [--chains 4] [--warmup 1000] [--draws 1000] [--metric diag_e] [--adapt-delta 0.8]
-#     [--max-treedepth 10] [--seed 20170806] [--cache DIR]
+#     [--max-treedepth 10] [--seed 20170806] [--cache DIR] [--cores 1]
 #
 # Timing. Chains run one after another in this process (one core). Stan reports each chain's
 # warm-up and sampling time as wall time; on a loaded machine that overstates its cost, so each
@@ -20,7 +20,7 @@ suppressPackageStartupMessages(library(rstan))
 args <- commandArgs(trailingOnly = TRUE)
 opt <- list(data = "data/logreg", out = "out/stan", datasets = "heart", tag = "default",
             chains = 4L, warmup = 1000L, draws = 1000L, metric = "diag_e", adapt_delta = 0.8,
-            max_treedepth = 10L, seed = 20170806L, cache = "", prior_sd = 10)
+            max_treedepth = 10L, seed = 20170806L, cache = "", prior_sd = 10, cores = 1L)
 i <- 1
 while (i <= length(args)) {
   key <- sub("^--", "", args[i])
@@ -66,27 +66,34 @@ model <- load_model()
 
 for (name in strsplit(opt$datasets, ",")[[1]]) {
   d <- prepare(name)
-  draws <- list()
-  wall <- matrix(0, opt$chains, 2)
-  cpu <- numeric(opt$chains)
-  diag <- NULL
-  for (k in seq_len(opt$chains)) {
+  # One chain: its draws, CPU seconds (user + system of this process, or of the forked child
+  # with --cores > 1, whose counters start at zero) and wall times (warm-up, sampling).
+  run_chain <- function(k) {
     t0 <- proc.time()
     fit <- sampling(model, data = d, chains = 1, iter = opt$warmup + opt$draws,
                     warmup = opt$warmup, seed = opt$seed, chain_id = k, refresh = 0,
                     control = list(metric = opt$metric, adapt_delta = opt$adapt_delta,
                                    max_treedepth = opt$max_treedepth))
     t1 <- proc.time() - t0
-    cpu[k] <- t1[["user.self"]] + t1[["sys.self"]]
-    wall[k, ] <- as.numeric(get_elapsed_time(fit))
-    draws[[k]] <- as.matrix(fit, pars = "beta")  # draws × D
     sp <- get_sampler_params(fit, inc_warmup = FALSE)[[1]]
-    diag <- rbind(diag, data.frame(chain = k, stepsize = sp[1, "stepsize__"],
-                                   leapfrog = mean(sp[, "n_leapfrog__"]),
-                                   treedepth_hit = mean(sp[, "treedepth__"] >= opt$max_treedepth),
-                                   divergent = sum(sp[, "divergent__"]),
-                                   accept = mean(sp[, "accept_stat__"])))
+    list(cpu = t1[["user.self"]] + t1[["sys.self"]], wall = as.numeric(get_elapsed_time(fit)),
+         draws = as.matrix(fit, pars = "beta"),  # draws × D
+         diag = data.frame(chain = k, stepsize = sp[1, "stepsize__"],
+                           leapfrog = mean(sp[, "n_leapfrog__"]),
+                           treedepth_hit = mean(sp[, "treedepth__"] >= opt$max_treedepth),
+                           divergent = sum(sp[, "divergent__"]),
+                           accept = mean(sp[, "accept_stat__"])))
   }
+  # --cores N runs N chains at a time (forked processes; for long reference runs).
+  runs <- if (opt$cores > 1L) {
+    parallel::mclapply(seq_len(opt$chains), run_chain, mc.cores = opt$cores)
+  } else {
+    lapply(seq_len(opt$chains), run_chain)
+  }
+  cpu <- sapply(runs, function(r) r$cpu)
+  wall <- t(sapply(runs, function(r) r$wall))
+  draws <- lapply(runs, function(r) r$draws)
+  diag <- do.call(rbind, lapply(runs, function(r) r$diag))
   D <- d$D
   stats <- data.frame(coefficient = seq_len(D) - 1L, mean = 0, sd = 0, ess_bulk = 0,
                       ess_tail = 0, rhat = 0)
