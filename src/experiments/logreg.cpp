@@ -555,6 +555,7 @@ int posterior_mode(const Options& opt, int argc, char** argv) {
       } else if (std::isfinite(r.temperature) && r.temperature != 0.0) {
         notes = format("temperature %.3f", r.temperature);
         if (r.census > 0) notes += format(", census %zu rows", r.census);
+        if (r.restarts > 0) notes += format(", %zu warm-up windows undone", r.restarts);
       }
       t.add_row({lr::posterior_method_name(r.method), acc, ratio, num(r.min_ess(), "%.0f"),
                  num(r.max_rhat(), "%.3f"), num(r.cpu_seconds, "%.2f"),

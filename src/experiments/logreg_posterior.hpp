@@ -57,8 +57,11 @@ struct PosteriorSettings {
   /// median are summed exactly at every step, the batch drawn from the others (0: no census).
   double sg_census_leverage = 10.0;
   std::size_t sg_census_max = 256;  ///< at most this many census rows
-  double noadapt_factor = 4.0;      ///< the negative control's h: this times the rule's start
-  bool batch_plain = true;  ///< plain SGHMC with 4 chains: one Batch (the same draws, faster)
+  /// SG-CV warm-up: a window whose pooled temperature exceeds this (or is not finite) is undone,
+  /// the chains restarting from where it began at the adapted (smaller) h.
+  double sg_restart_temperature = 3.0;
+  double noadapt_factor = 4.0;  ///< the negative control's h: this times the rule's start
+  bool batch_plain = true;      ///< plain SGHMC with 4 chains: one Batch (the same draws, faster)
   std::vector<PosteriorMethod> methods = default_posterior_methods();
   std::function<void(const std::string&)> progress;  ///< after every chain; may be empty
 };
@@ -80,6 +83,7 @@ struct PosteriorRun {
   double treedepth_hit = 0.0;         ///< NUTS: share of kept transitions at the maximal depth
   std::uint64_t gradient_evals = 0;   ///< per-example gradient evaluations, all chains
   std::size_t census = 0;             ///< SG-CV: rows summed exactly at every step
+  std::size_t restarts = 0;           ///< SG-CV: warm-up windows undone (too hot)
   double min_ess() const;
   double max_rhat() const;        ///< the largest split R̂ (NaN without R̂)
   double ess_per_second() const;  ///< min ESS / cpu_seconds

@@ -328,12 +328,22 @@ void sg_cv_chains(const PosteriorInput& in, const PosteriorSettings& s, const LR
                          s.sg_warmup, {s.sg_warmup / 10, s.sg_warmup / 5, s.sg_warmup / 10}));
   Mat cov;
   std::size_t start = 0;
+  // Each chain's state at the start of the window, restored when the window ran far too hot.
+  std::vector<typename SGHMC<double, Dim>::State> saved_h;
+  std::vector<typename SGLD<double, Dim>::State> saved_l;
+  for (const auto& k : chains) {
+    saved_h.push_back(k->zh);
+    saved_l.push_back(k->zl);
+  }
+  std::size_t restarts = 0;
   while (!warm.done()) {
     const std::size_t w = warm.window_length();
     double t_sum = 0.0;
     std::size_t t_count = 0;
     for (std::size_t c = 0; c < chains.size(); ++c) {
       Chain& k = *chains[c];
+      saved_h[c] = k.zh;
+      saved_l[c] = k.zl;
       k.temp.clear();
       for (std::size_t t = start; t < start + w; ++t) {
         const bool pair = correct && s.sg_noise_every > 0 && t % s.sg_noise_every == 0;
@@ -372,9 +382,22 @@ void sg_cv_chains(const PosteriorInput& in, const PosteriorSettings& s, const LR
     // No temperature pairs (every chain's metric window just ended): h stays (T̄ = 1 + ε).
     const double pooled = t_count > 0 ? t_sum / double(t_count) : 1.0 + rule.tolerance;
     const double next = warm.end_window(pooled);
-    if (kind != SGKind::SGHMCHot) set_h(next);
+    if (kind != SGKind::SGHMCHot) {
+      set_h(next);
+      // A window far too hot (or not finite) threw the chains out of the posterior's bulk, where
+      // the smaller h alone may take longer than the warm-up to bring them back: they restart
+      // from where the window began.
+      if (!(pooled <= s.sg_restart_temperature)) {
+        ++restarts;
+        for (std::size_t c = 0; c < chains.size(); ++c) {
+          chains[c]->zh = saved_h[c];
+          chains[c]->zl = saved_l[c];
+        }
+      }
+    }
     apply_noise();
   }
+  run.restarts = restarts;
   // Sampling: h frozen; each chain's temperature over its whole run is reported (mean).
   const std::size_t thin =
       std::max<std::size_t>(1, s.sg_steps / std::max<std::size_t>(1, s.sg_kept));
