@@ -35,7 +35,8 @@ constexpr const char* kUsage =
     "                     [--methods LIST] [--reference DIR] [--stan DIR] [--chains K]\n"
     "                     [--batch N] [--sg-warmup T] [--sg-steps T] [--nuts-warmup T]\n"
     "                     [--sg-kept K] [--nuts-draws T] [--tolerance E] [--metric-windows]\n"
-    "                     [--last-window] [--noise-correction] [--census F] [--seed N]\n"
+    "                     [--last-window] [--noise-correction] [--census F] [--restart T]\n"
+    "                     [--alpha A] [--seed N]\n"
     "\n"
     "Bayesian logistic regression (standardised features, intercept, beta ~ N(0, 10^2 I)) on\n"
     "australian, german, heart, pima, ripley (cubic features) and caravan: every sampler with the\n"
@@ -79,6 +80,7 @@ constexpr const char* kUsage =
     "  --noise-correction  SG-CV: estimate V-hat in warm-up and inject N(0, h(2D - hV-hat))\n"
     "  --census F       SG-CV: sum the rows of leverage above F times the median exactly at\n"
     "                   every step, the batch drawn from the others (0: none)\n"
+    "  --restart T      SG-CV warm-up: undo a window whose pooled temperature exceeds T (10)\n"
     "\n"
     "Exit status: 0 success, 1 a data set or an available sampler failed, 2 bad arguments.\n";
 
@@ -103,6 +105,7 @@ struct Options {
                 nuts_draws = 0;
   double tolerance = 0.0;
   double census = -1.0;
+  double restart = 0.0;
   bool metric_windows = false;
   bool noise_correction = false;
   bool average = true;
@@ -146,8 +149,8 @@ int parse(int argc, char** argv, Options& o) {
                args.count("--nuts-warmup", o.nuts_warmup, 0) ||
                args.count("--nuts-draws", o.nuts_draws, 4) ||
                args.number("--tolerance", o.tolerance, positive) ||
-               args.number("--census", o.census, 0.0) || args.text("--reference", o.reference) ||
-               args.text("--stan", o.stan)) {
+               args.number("--census", o.census, 0.0) || args.number("--restart", o.restart, 1.0) ||
+               args.text("--reference", o.reference) || args.text("--stan", o.stan)) {
     } else if (args.text("--datasets", list)) {
       o.datasets = split_list(list);
       for (const auto& d : o.datasets) {
@@ -473,6 +476,7 @@ int posterior_mode(const Options& opt, int argc, char** argv) {
   if (opt.nuts_draws > 0) s.nuts_draws = std::size_t(opt.nuts_draws);
   if (opt.tolerance > 0) s.sg_tolerance = opt.tolerance;
   if (opt.census >= 0) s.sg_census_leverage = opt.census;
+  if (opt.restart > 0) s.sg_restart_temperature = opt.restart;
   if (opt.alpha > 0) s.sg_decay = opt.alpha;
   if (opt.seed_set) s.seed = opt.seed;
   s.sg_metric_windows = opt.metric_windows;

@@ -59,7 +59,7 @@ struct PosteriorSettings {
   std::size_t sg_census_max = 256;  ///< at most this many census rows
   /// SG-CV warm-up: a window whose pooled temperature exceeds this (or is not finite) is undone,
   /// the chains restarting from where it began at the adapted (smaller) h.
-  double sg_restart_temperature = 3.0;
+  double sg_restart_temperature = 10.0;
   double noadapt_factor = 4.0;  ///< the negative control's h: this times the rule's start
   bool batch_plain = true;      ///< plain SGHMC with 4 chains: one Batch (the same draws, faster)
   std::vector<PosteriorMethod> methods = default_posterior_methods();
