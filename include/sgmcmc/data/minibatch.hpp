@@ -198,23 +198,27 @@ class MinibatchSampler {
     const std::size_t start = new_epoch ? 0 : position_;
     // Draw every swap offset first (into out.index), and touch the permutation only once all of
     // them succeeded. The offsets do not depend on the permutation, so the draws are the same.
+    // The bounds in locals: the RNG's state words have the type of these members, so the
+    // compiler would otherwise reload both after every word and keep the state in memory.
+    const std::size_t n = batch_size_;
+    const std::size_t left = n_rows_ - start;
     detail::RepetitionWatch<Rng> watched{rng, last_word_, have_word_};
     Status drawn = StatusCode::Ok;
-    for (std::size_t k = 0; k < batch_size_ && drawn; ++k) {
-      drawn = uniform_below(watched, static_cast<std::uint32_t>(n_rows_ - start - k), out.index[k]);
+    for (std::size_t k = 0; k < n && drawn; ++k) {
+      drawn = uniform_below(watched, static_cast<std::uint32_t>(left - k), out.index[k]);
       if (watched.repeated) drawn = StatusCode::CapReached;
     }
     last_word_ = watched.last;
     have_word_ = watched.have_last;
     if (!drawn) return drawn.code;
-    for (std::size_t k = 0; k < batch_size_; ++k) {
+    for (std::size_t k = 0; k < n; ++k) {
       const std::size_t i = start + k;
       const std::size_t j = i + out.index[k];
       std::swap(indices_[i], indices_[j]);
       out.index[k] = indices_[i];
     }
-    out.size = batch_size_;
-    position_ = start + batch_size_;
+    out.size = n;
+    position_ = start + n;
     if (new_epoch) ++epoch_;
     return StatusCode::Ok;
   }
