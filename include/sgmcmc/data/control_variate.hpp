@@ -176,10 +176,10 @@ class ControlVariateGradient {
     return ConstVectorMap<Scalar, Dim>(slot(active_, 1));
   }
 
-  /// Rows summed exactly at every step (a census stratum; MATH.md §5.3(b)): `rows` lists
-  /// `count` row indices in strictly increasing order, all < rows(), count < rows(), in caller
-  /// memory kept alive and unchanged while the adaptor is used (nullptr with count 0 removes the
-  /// census). The gradient is then
+  /// Rows summed exactly at every step (a census stratum; the batch is the §5.3(b) estimate over
+  /// the other rows, MATH.md): `rows` lists `count` row indices in strictly increasing order,
+  /// all < rows(), count < rows(), in caller memory kept alive and unchanged while the adaptor is
+  /// used (nullptr with count 0 removes the census). The gradient is then
   ///   ĝ + Σ_{i∈census} d_i + ((N − k)/n) Σ_{i∈S} d_i − ∇log p(θ),   k = count,
   /// unbiased when the batch S is a uniform n-subset of the other N − k rows: draw it with a
   /// MinibatchSampler built over those rows (its excluding constructor). Rows of high leverage
