@@ -188,11 +188,8 @@ class ControlVariateGradient {
   /// of k differences per step. InvalidParameter (census unchanged) for a list that breaks the
   /// rules above.
   Status set_census(const std::uint32_t* rows, std::size_t count) noexcept {
-    if (count > 0 && (rows == nullptr || count >= n_rows_)) return StatusCode::InvalidParameter;
-    for (std::size_t c = 0; c < count; ++c) {
-      if (rows[c] >= n_rows_ || (c > 0 && rows[c] <= rows[c - 1])) {
-        return StatusCode::InvalidParameter;
-      }
+    if ((count > 0 && count >= n_rows_) || !detail::increasing_below(rows, count, n_rows_)) {
+      return StatusCode::InvalidParameter;
     }
     census_ = count > 0 ? rows : nullptr;
     census_count_ = count;
@@ -244,10 +241,13 @@ class ControlVariateGradient {
                        const Ref& ref, Out& out) const noexcept {
     constexpr bool cached = detail::HasCachedDifference<PerExample, Scalar, Theta, Ref, Out>::value;
     constexpr bool hook = detail::HasGradientDifference<PerExample, Theta, Ref, Out>::value;
-    constexpr bool batched = detail::HasCachedDifferences<PerExample, Scalar, Theta, Out>::value;
-    if (cached && batched && cache_ready_) {
-      if constexpr (batched) model_.add_cached_differences(first, last, theta, row_cache_, out);
-    } else if ((cached && cache_ready_) || hook) {
+    if constexpr (cached && detail::HasCachedDifferences<PerExample, Scalar, Theta, Out>::value) {
+      if (cache_ready_) {
+        model_.add_cached_differences(first, last, theta, row_cache_, out);
+        return;
+      }
+    }
+    if ((cached && cache_ready_) || hook) {
       for (const std::uint32_t* i = first; i != last; ++i) add_difference(*i, theta, ref, out);
     } else {
       out = -out;
@@ -298,7 +298,7 @@ class ControlVariateGradient {
   template <class Theta, class Ref, class Out>
   void finish(const Theta& theta, const Ref& ref, Out& out) const noexcept {
     out *= Scalar(sampled_rows()) / Scalar(batch_.size);
-    add_differences(census_, census_ + census_count_, theta, ref, out);
+    if (census_count_ > 0) add_differences(census_, census_ + census_count_, theta, ref, out);
     out += ConstVectorMap<Scalar, Dim>(slot(active_, 1));
     model_.add_prior_gradient(theta, out);
   }

@@ -98,6 +98,17 @@ struct RepetitionWatch {
   }
 };
 
+/// True when rows[0, count) are strictly increasing and all below `bound` (a census list); false
+/// for a null list with count > 0.
+inline bool increasing_below(const std::uint32_t* rows, std::size_t count,
+                             std::size_t bound) noexcept {
+  if (count > 0 && rows == nullptr) return false;
+  for (std::size_t c = 0; c < count; ++c) {
+    if (rows[c] >= bound || (c > 0 && rows[c] <= rows[c - 1])) return false;
+  }
+  return true;
+}
+
 }  // namespace detail
 
 /// A minibatch: up to Capacity row indices, distinct, in a fixed-capacity array.
@@ -138,37 +149,21 @@ class MinibatchSampler {
   /// batch_size outside [1, min(Capacity, n_rows)]; next() on an invalid sampler returns
   /// InvalidParameter and an empty batch.
   MinibatchSampler(std::uint32_t* indices, std::size_t n_rows, std::size_t batch_size) noexcept
-      : indices_(indices), n_rows_(n_rows), batch_size_(batch_size) {
-    valid_ = indices != nullptr && n_rows >= 1 &&
-             n_rows <= std::numeric_limits<std::uint32_t>::max() && batch_size >= 1 &&
-             batch_size <= std::size_t(Capacity) && batch_size <= n_rows;
-    if (valid_) {
-      for (std::size_t i = 0; i < n_rows_; ++i) indices_[i] = static_cast<std::uint32_t>(i);
-    }
-  }
+      : MinibatchSampler(indices, n_rows, batch_size, nullptr, 0) {}
 
   /// Batches from the rows of 0..n_rows-1 that are not in `excluded` (a census stratum,
   /// ControlVariateGradient::set_census: `count` indices in strictly increasing order, all below
   /// n_rows, count < n_rows). `indices` holds n_rows − count entries and is filled with the other
   /// rows; rows() and scale() then count those N − k rows. valid() also fails for an excluded list
-  /// that breaks these rules.
+  /// that breaks these rules, or a batch_size above n_rows − count.
   MinibatchSampler(std::uint32_t* indices, std::size_t n_rows, std::size_t batch_size,
                    const std::uint32_t* excluded, std::size_t count) noexcept
-      : MinibatchSampler(nullptr, 0, 0) {
-    bool ok = indices != nullptr && n_rows >= 1 &&
-              n_rows <= std::numeric_limits<std::uint32_t>::max() && count < n_rows &&
-              (count == 0 || excluded != nullptr);
-    for (std::size_t c = 0; ok && c < count; ++c) {
-      ok = excluded[c] < n_rows && (c == 0 || excluded[c] > excluded[c - 1]);
-    }
-    if (!ok || batch_size < 1 || batch_size > std::size_t(Capacity) ||
-        batch_size > n_rows - count) {
-      return;
-    }
-    indices_ = indices;
-    n_rows_ = n_rows - count;
-    batch_size_ = batch_size;
-    valid_ = true;
+      : indices_(indices), n_rows_(count < n_rows ? n_rows - count : 0), batch_size_(batch_size) {
+    valid_ = indices != nullptr && n_rows_ >= 1 &&
+             n_rows <= std::numeric_limits<std::uint32_t>::max() && batch_size >= 1 &&
+             batch_size <= std::size_t(Capacity) && batch_size <= n_rows_ &&
+             detail::increasing_below(excluded, count, n_rows);
+    if (!valid_) return;
     std::size_t c = 0, k = 0;
     for (std::size_t i = 0; i < n_rows; ++i) {
       if (c < count && excluded[c] == i) {
