@@ -42,6 +42,17 @@
 #else
 #define SGMCMC_NOEXCEPT_INLINE_LAMBDA noexcept __attribute__((always_inline))
 #endif
+// noexcept, and always_inline where the step is dispatched (SGMCMC_ENGINE_INLINE): for the
+// lambdas on the step's path (the splitting's passes, which call the model, and the coordinate
+// loop's). In a translation unit with many samplers GCC's flatten stops at its size limits
+// (max-inline-insns-single, inline-unit-growth): it left the first pass, the model's gradient
+// inlined into it, out of line as the baseline's code; forcing that one alone in pushed the
+// coordinate loop's lambdas out instead (a call per coordinate). All of them, or none.
+#if SGMCMC_DISPATCH_AVX2
+#define SGMCMC_ENGINE_INLINE_LAMBDA SGMCMC_NOEXCEPT_INLINE_LAMBDA
+#else
+#define SGMCMC_ENGINE_INLINE_LAMBDA noexcept
+#endif
 
 namespace sgmcmc {
 
@@ -1131,7 +1142,7 @@ class Recipe {
                                           Noise& noise, Scalar h,
                                           detail::PassFlags<Scalar>& flags) const noexcept {
     using P = PlanOf<Split, FreshStart>;
-    detail::static_for<P::value.groups>([&](auto gi) {
+    detail::static_for<P::value.groups>([&](auto gi) SGMCMC_ENGINE_INLINE_LAMBDA {
       constexpr int g = gi;
       if constexpr (P::value.gradient_before[g]) {
         detail::call_gradient<Scalar, dim>(model, p.cur[Position], p.grad);
@@ -1182,7 +1193,7 @@ class Recipe {
         run_splitting<Middle, false, false>(p, sv, model, noise, h, flags);
       run_splitting<Tail, false, false>(p, sv, model, noise, h, flags);
     }
-    detail::static_for<blocks>([&](auto blk) {
+    detail::static_for<blocks>([&](auto blk) SGMCMC_ENGINE_INLINE_LAMBDA {
       if constexpr (lane_block(blk) && integrator_writes(blk)) {
         if (!detail::all_finite(p.cur[blk], dim)) flags.state |= ~detail::BitsOf<Scalar>(0);
       }
@@ -1269,7 +1280,7 @@ class Recipe {
     c.t = temperature();
     c.correct = noise_on && !vhat_.zero();
     bool per_lane = false;  // some σ_i must be computed per coordinate this time
-    detail::static_for<n_upd>([&](auto k) {
+    detail::static_for<n_upd>([&](auto k) SGMCMC_ENGINE_INLINE_LAMBDA {
       constexpr int u = Begin + k;
       constexpr detail::UpdateSpec s = T::updates[u];
       c.hp[k] = h * Scalar(s.num) / Scalar(s.den);
@@ -1294,7 +1305,7 @@ class Recipe {
   template <bool PerLane>
   static constexpr bool presigma_of(const detail::UpdateSpec& s) {
     bool r = false;
-    detail::static_for<blocks>([&](auto b) {
+    detail::static_for<blocks>([&](auto b) SGMCMC_ENGINE_INLINE_LAMBDA {
       if constexpr (lane_block(b) && !sigma_state_dependent<b>()) {
         if (b == s.block) r = PerLane || !sigma_can_be_uniform<b>();
       }
@@ -1362,7 +1373,9 @@ class Recipe {
     auto lane = [&](Index c0, Index j) SGMCMC_NOEXCEPT_INLINE_LAMBDA {
       const Index i = c0 + j;
       LaneT x;
-      detail::static_for<blocks>([&](auto b) { x.v[b] = lane_block(b) ? p.cur[b][i] : svl[b]; });
+      detail::static_for<blocks>([&](auto b) SGMCMC_ENGINE_INLINE_LAMBDA {
+        x.v[b] = lane_block(b) ? p.cur[b][i] : svl[b];
+      });
       LaneT x_old;  // explicit Euler reads the old lane only
       if constexpr (T::euler) x_old = x;
       DhCache cache;  // of the lane the updates read: x_old, or x until an update writes it
@@ -1371,7 +1384,7 @@ class Recipe {
         g = grad[i];
         detail::or_nonfinite(g, gbits);
       }
-      detail::static_for<n_upd>([&](auto k) {
+      detail::static_for<n_upd>([&](auto k) SGMCMC_ENGINE_INLINE_LAMBDA {
         constexpr int u = Begin + k;
         constexpr detail::UpdateSpec s = T::updates[u];
         constexpr int b = s.block;
@@ -1404,7 +1417,7 @@ class Recipe {
               lane_reduction<b, s.part>(pt, xs, g, i, temp, mbits, cache);
         }
       });
-      detail::static_for<blocks>([&](auto b) {
+      detail::static_for<blocks>([&](auto b) SGMCMC_ENGINE_INLINE_LAMBDA {
         if constexpr (lane_block(b) && Info::writes(b)) {
           p.next[b][i] = x.v[b];
           if constexpr (CheckState) detail::or_nonfinite(x.v[b], sbits);
@@ -1424,7 +1437,7 @@ class Recipe {
         }
       }
       if constexpr (any_presigma) {
-        detail::static_for<n_upd>([&](auto k) {
+        detail::static_for<n_upd>([&](auto k) SGMCMC_ENGINE_INLINE_LAMBDA {
           constexpr detail::UpdateSpec s = T::updates[Begin + k];
           if constexpr (presigma_of<PerLane>(s)) {
             fill_sigma<s.block>(pt, c.hp[k], c.t, c.correct, c0, n, sigbuf[Info::slot(Begin + k)],
@@ -1460,7 +1473,7 @@ class Recipe {
     // from the sums, with one normal each.
     Scalar old[blocks];
     for (int b = 0; b < blocks; ++b) old[b] = sv[b];
-    detail::static_for<n_upd>([&](auto k) {
+    detail::static_for<n_upd>([&](auto k) SGMCMC_ENGINE_INLINE_LAMBDA {
       constexpr int u = Begin + k;
       constexpr detail::UpdateSpec s = T::updates[u];
       constexpr int b = s.block;
@@ -1478,7 +1491,7 @@ class Recipe {
       }
     });
     // From now on every block written here is read from the other copy.
-    detail::static_for<blocks>([&](auto b) {
+    detail::static_for<blocks>([&](auto b) SGMCMC_ENGINE_INLINE_LAMBDA {
       if constexpr (lane_block(b) && Info::writes(b)) p.cur[b] = p.next[b];
     });
     flags.gradient |= gbits;
@@ -1489,7 +1502,7 @@ class Recipe {
 
   static constexpr bool noisy(const detail::UpdateSpec& s) {
     bool d = false;
-    detail::static_for<blocks>([&](auto b) {
+    detail::static_for<blocks>([&](auto b) SGMCMC_ENGINE_INLINE_LAMBDA {
       if (b == s.block) d = diffusive<b>();
     });
     return d && s.part != Part::Conservative;
