@@ -145,9 +145,9 @@ struct Layout {
 
 // Reads and checks the header and data of one IDX stream; on success `data` holds the data
 // section and `dims` the dimensions. Returns an empty string or the first fault in stream order.
+template <class Bytes>
 std::string read_idx(std::string_view bytes, std::string_view name, const Layout& layout,
-                     unsigned num_classes, std::uint32_t (&dims)[3],
-                     std::vector<std::uint8_t>& data) {
+                     unsigned num_classes, std::uint32_t (&dims)[3], Bytes& data) {
   if (bytes.size() > kMaxIdxBytes) return std::string(name) + ": input larger than 1 GiB";
   IdxStream s(bytes);
   const std::size_t header_size = 4 + 4 * std::size_t(layout.dims);
@@ -203,7 +203,7 @@ std::string read_idx(std::string_view bytes, std::string_view name, const Layout
   // The buffer grows with the data that arrives (doubling from 64 KiB), so a short file whose
   // header announces 1 GiB costs what the file holds, not 1 GiB.
   const auto announced = static_cast<std::size_t>(size);
-  std::vector<std::uint8_t> body;
+  Bytes body;
   std::size_t body_got = 0;
   while (body_got < announced) {
     const std::size_t chunk =

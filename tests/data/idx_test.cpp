@@ -297,6 +297,22 @@ TEST_CASE("files: open failures, the base name in messages, and pair count agree
   for (const auto& p : {images, labels, short_labels}) std::remove(p.c_str());
 }
 
+TEST_CASE("the huge-page allocator: large blocks 2 MiB-aligned, small ones ordinary, bytes kept") {
+  using Bytes = std::vector<std::uint8_t, sgmcmc::data::HugePageAllocator<std::uint8_t>>;
+  constexpr std::size_t huge = sgmcmc::data::kHugePageBytes;
+  for (const std::size_t n : {std::size_t(1), std::size_t(4096), huge - 1, huge, 3 * huge + 5}) {
+    Bytes v(n);
+    for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<std::uint8_t>(i * 7);
+    if (n >= huge) CHECK(reinterpret_cast<std::uintptr_t>(v.data()) % huge == 0);
+    Bytes w = v;  // a copy and a growth through the threshold keep every byte
+    w.resize(n + huge);
+    bool same = true;
+    for (std::size_t i = 0; i < n; ++i) same = same && w[i] == static_cast<std::uint8_t>(i * 7);
+    CHECK(same);
+    CHECK(reinterpret_cast<std::uintptr_t>(w.data()) % huge == 0);
+  }
+}
+
 TEST_CASE("Debian's FashionMNIST (dataset-fashion-mnist) loads with balanced classes") {
   struct stat info {};
   const std::string dir = sgmcmc::data::kFashionMnistDir;
@@ -313,6 +329,9 @@ TEST_CASE("Debian's FashionMNIST (dataset-fashion-mnist) loads with balanced cla
     CHECK(r.images.rows == 28);
     CHECK(r.images.cols == 28);
     CHECK(r.images.pixels.size() == n * 784);
+    // 7.8 and 47 MB: in 2 MiB-aligned, huge-page-advised storage (data/huge_pages.hpp).
+    CHECK(reinterpret_cast<std::uintptr_t>(r.images.pixels.data()) % sgmcmc::data::kHugePageBytes ==
+          0);
     CHECK(r.labels.count == n);
     std::size_t per_class[10] = {};
     for (std::uint8_t y : r.labels.labels) ++per_class[y];
