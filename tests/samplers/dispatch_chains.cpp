@@ -104,7 +104,9 @@ void batch() {
 
 int main() {
 #if SGMCMC_DISPATCH_AVX2
-  std::printf("# step copy: %s\n", detail::cpu_has_avx2() ? "avx2" : "baseline");
+  std::printf("# step copy: %s\n", detail::cpu_has_avx512() ? "avx512"
+                                   : detail::cpu_has_avx2() ? "avx2"
+                                                            : "baseline");
 #else
   std::printf("# step copy: compiled baseline only\n");
 #endif

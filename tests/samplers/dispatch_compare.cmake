@@ -1,7 +1,8 @@
 # cmake -DDISPATCHED=exe -DBASELINE=exe -DFMA=exe -P dispatch_compare.cmake
-# The dispatched build must print exactly the baseline-only build's hashes (both copies of the
-# step round alike). Negative control, on CPUs that run the AVX2 copy: a build with FMA
-# contraction (-mavx2 -mfma) must differ on most lines, so the hashes do see rounding.
+# The dispatched build must print exactly the baseline-only build's hashes (every copy of the
+# step rounds alike). Negative controls, on CPUs that run the AVX2 or AVX-512 copy: a build with
+# FMA contraction (-mavx2 -mfma) must differ on most lines, so the hashes do see rounding; on
+# CPUs that run the AVX-512 copy, so must that copy with contraction left on (AVX512_FMA).
 foreach(v DISPATCHED BASELINE FMA)
   if(NOT DEFINED ${v})
     message(FATAL_ERROR "dispatch_compare.cmake: -D${v}=<executable> missing")
@@ -28,10 +29,11 @@ if(failed)
 endif()
 string(REGEX MATCH "# step copy: [^\n]*" copy "${a}")
 message(STATUS "${n} chains bit for bit equal (${copy})")
-if(a MATCHES "# step copy: avx2")
-  execute_process(COMMAND ${FMA} OUTPUT_VARIABLE c RESULT_VARIABLE rc)
+# A control program must differ from the dispatched one on at least half of the chains.
+function(must_differ exe what)
+  execute_process(COMMAND ${exe} OUTPUT_VARIABLE c RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "the FMA control failed to run (${rc})")
+    message(FATAL_ERROR "the ${what} control failed to run (${rc})")
   endif()
   string(REGEX REPLACE "# step copy: [^\n]*\n" "" c_body "${c}")
   string(REGEX MATCHALL "[^\n]+" clines "${c_body}")
@@ -46,9 +48,15 @@ if(a MATCHES "# step copy: avx2")
   endforeach()
   math(EXPR half "${n} / 2")
   if(differ LESS half)
-    message(FATAL_ERROR "negative control: only ${differ} of ${n} chains differ under FMA contraction")
+    message(FATAL_ERROR "negative control: only ${differ} of ${n} chains differ under ${what}")
   endif()
-  message(STATUS "negative control: ${differ} of ${n} chains differ under FMA contraction")
+  message(STATUS "negative control: ${differ} of ${n} chains differ under ${what}")
+endfunction()
+if(a MATCHES "# step copy: avx(2|512)")
+  must_differ(${FMA} "FMA contraction (-mavx2 -mfma)")
 else()
   message(STATUS "this CPU runs the baseline copy: negative control skipped")
+endif()
+if(a MATCHES "# step copy: avx512" AND DEFINED AVX512_FMA)
+  must_differ(${AVX512_FMA} "FMA contraction in the AVX-512 copy")
 endif()

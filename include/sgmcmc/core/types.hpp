@@ -50,10 +50,10 @@ template <class Scalar, int N>
 using UnalignedMap = Eigen::Map<const Vector<Scalar, N>, Eigen::Unaligned>;
 
 /// Run-time dispatch of the step (docs/PERFORMANCE.md): on x86-64 with GCC or Clang, a build
-/// whose baseline lacks AVX2 (the default, portable build) compiles every sampler's step twice,
-/// for the baseline and for AVX2, and runs the AVX2 copy where the CPU has it (one test of the
-/// CPU's feature word per step). AVX2 without FMA: both copies round alike, so a chain is bit for
-/// bit the same on either path. Define SGMCMC_NO_DISPATCH to compile the baseline only.
+/// whose baseline lacks AVX2 (the default, portable build) compiles every sampler's step for the
+/// baseline, for AVX2 and (GCC) for AVX-512, and runs the best copy the CPU has (tests of the
+/// CPU's feature word per step). No FMA in any copy: all round alike, so a chain is bit for bit
+/// the same on every path. Define SGMCMC_NO_DISPATCH to compile the baseline only.
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__)) && \
     !defined(__AVX2__) && !defined(SGMCMC_NO_DISPATCH)
 #define SGMCMC_DISPATCH_AVX2 1
@@ -67,6 +67,26 @@ using UnalignedMap = Eigen::Map<const Vector<Scalar, N>, Eigen::Unaligned>;
 #define SGMCMC_ENGINE_INLINE
 #define SGMCMC_AVX2_COPY
 #endif
+/// A third copy for AVX-512 (F, VL, BW, DQ) where the step is dispatched, with GCC: contraction
+/// into FMA switched off for that one function (GCC contracts when it optimises the function the
+/// step is inlined into, with that function's options), so it rounds as the other copies do.
+/// Define SGMCMC_NO_DISPATCH_AVX512 to keep two copies.
+#if SGMCMC_DISPATCH_AVX2 && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(SGMCMC_NO_DISPATCH_AVX512)
+#define SGMCMC_DISPATCH_AVX512 1
+#if defined(SGMCMC_TEST_AVX512_CONTRACTS)  // tests/samplers: the negative control, with FMA
+#define SGMCMC_AVX512_COPY                                                                        \
+  [[gnu::target("avx512f,avx512vl,avx512bw,avx512dq,avx2,prefer-vector-width=512"), gnu::flatten, \
+    gnu::noinline]]
+#else
+#define SGMCMC_AVX512_COPY                                                          \
+  [[gnu::target("avx512f,avx512vl,avx512bw,avx512dq,avx2,prefer-vector-width=512"), \
+    gnu::optimize("fp-contract=off"), gnu::flatten, gnu::noinline]]
+#endif
+#else
+#define SGMCMC_DISPATCH_AVX512 0
+#define SGMCMC_AVX512_COPY
+#endif
 
 namespace detail {
 /// Whether the CPU runs AVX2 (a read of libgcc's / compiler-rt's feature word; no write); false
@@ -79,6 +99,17 @@ inline bool cpu_has_avx2() noexcept {
 #endif
 }
 
+/// Whether the CPU runs the AVX-512 subsets of SGMCMC_AVX512_COPY; false where that copy is not
+/// compiled.
+inline bool cpu_has_avx512() noexcept {
+#if SGMCMC_DISPATCH_AVX512
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+         __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq");
+#else
+  return false;
+#endif
+}
+
 /// f() compiled for AVX2 (SGMCMC_AVX2_COPY): everything f calls is inlined into this copy
 /// (flatten), the model's gradient included, so its loops use 256-bit registers.
 template <class F>
@@ -86,10 +117,20 @@ SGMCMC_AVX2_COPY decltype(auto) call_avx2(const F& f) noexcept {
   return f();
 }
 
-/// f() through its AVX2 copy where the step is dispatched and the CPU has AVX2, else as compiled
-/// for the build's baseline: the one place a step (a sampler's, a chain batch's) is dispatched.
+/// f() compiled for AVX-512 without FMA contraction (SGMCMC_AVX512_COPY), flattened likewise.
+template <class F>
+SGMCMC_AVX512_COPY decltype(auto) call_avx512(const F& f) noexcept {
+  return f();
+}
+
+/// f() through its AVX-512 copy (GCC) or AVX2 copy where the step is dispatched and the CPU has
+/// the extensions, else as compiled for the build's baseline: the one place a step (a sampler's,
+/// a chain batch's) is dispatched.
 template <class F>
 decltype(auto) dispatched(const F& f) noexcept {
+  if constexpr (SGMCMC_DISPATCH_AVX512 != 0) {
+    if (cpu_has_avx512()) return call_avx512(f);
+  }
   if constexpr (SGMCMC_DISPATCH_AVX2 != 0) {
     if (cpu_has_avx2()) return call_avx2(f);
   }
