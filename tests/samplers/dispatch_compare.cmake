@@ -2,7 +2,8 @@
 # The dispatched build must print exactly the baseline-only build's hashes (every copy of the
 # step rounds alike). Negative controls, on CPUs that run the AVX2 or AVX-512 copy: a build with
 # FMA contraction (-mavx2 -mfma) must differ on most lines, so the hashes do see rounding; on
-# CPUs that run the AVX-512 copy, so must that copy with contraction left on (AVX512_FMA).
+# CPUs that run the opt-in AVX-512 copy (AVX512: equal to the baseline), so must that copy with
+# contraction left on (AVX512_FMA).
 foreach(v DISPATCHED BASELINE FMA)
   if(NOT DEFINED ${v})
     message(FATAL_ERROR "dispatch_compare.cmake: -D${v}=<executable> missing")
@@ -57,6 +58,23 @@ if(a MATCHES "# step copy: avx(2|512)")
 else()
   message(STATUS "this CPU runs the baseline copy: negative control skipped")
 endif()
-if(a MATCHES "# step copy: avx512" AND DEFINED AVX512_FMA)
-  must_differ(${AVX512_FMA} "FMA contraction in the AVX-512 copy")
+# The opt-in AVX-512 copy (SGMCMC_DISPATCH_AVX512_STEP): bit for bit the baseline where it runs,
+# and its contracted twin must differ.
+if(DEFINED AVX512)
+  execute_process(COMMAND ${AVX512} OUTPUT_VARIABLE x RESULT_VARIABLE rx)
+  if(NOT rx EQUAL 0)
+    message(FATAL_ERROR "the AVX-512 chain program failed (${rx})")
+  endif()
+  if(x MATCHES "# step copy: avx512")
+    string(REGEX REPLACE "# step copy: [^\n]*\n" "" x_body "${x}")
+    if(NOT x_body STREQUAL b_body)
+      message(FATAL_ERROR "the AVX-512 step differs from the baseline:\n--- avx512\n${x}\n--- baseline\n${b}")
+    endif()
+    message(STATUS "${n} chains of the AVX-512 copy bit for bit equal")
+    if(DEFINED AVX512_FMA)
+      must_differ(${AVX512_FMA} "FMA contraction in the AVX-512 copy")
+    endif()
+  else()
+    message(STATUS "this CPU (or compiler) does not run the AVX-512 copy: its checks skipped")
+  endif()
 endif()

@@ -51,9 +51,9 @@ using UnalignedMap = Eigen::Map<const Vector<Scalar, N>, Eigen::Unaligned>;
 
 /// Run-time dispatch of the step (docs/PERFORMANCE.md): on x86-64 with GCC or Clang, a build
 /// whose baseline lacks AVX2 (the default, portable build) compiles every sampler's step for the
-/// baseline, for AVX2 and (GCC) for AVX-512, and runs the best copy the CPU has (tests of the
-/// CPU's feature word per step). No FMA in any copy: all round alike, so a chain is bit for bit
-/// the same on every path. Define SGMCMC_NO_DISPATCH to compile the baseline only.
+/// baseline and for AVX2 (and, opted in, for AVX-512: below), and runs the best copy the CPU has
+/// (tests of the CPU's feature word per step). No FMA in any copy: all round alike, so a chain is
+/// bit for bit the same on every path. Define SGMCMC_NO_DISPATCH to compile the baseline only.
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__)) && \
     !defined(__AVX2__) && !defined(SGMCMC_NO_DISPATCH)
 #define SGMCMC_DISPATCH_AVX2 1
@@ -67,12 +67,14 @@ using UnalignedMap = Eigen::Map<const Vector<Scalar, N>, Eigen::Unaligned>;
 #define SGMCMC_ENGINE_INLINE
 #define SGMCMC_AVX2_COPY
 #endif
-/// A third copy for AVX-512 (F, VL, BW, DQ) where the step is dispatched, with GCC: contraction
-/// into FMA switched off for that one function (GCC contracts when it optimises the function the
-/// step is inlined into, with that function's options), so it rounds as the other copies do.
-/// Define SGMCMC_NO_DISPATCH_AVX512 to keep two copies.
+/// Opt-in (define SGMCMC_DISPATCH_AVX512_STEP), GCC only: a third copy for AVX-512 (F, VL, BW,
+/// DQ) where the step is dispatched, with contraction into FMA switched off for that one function
+/// (GCC contracts when it optimises the function the step is inlined into, with that function's
+/// options), so it rounds as the other copies do. Not the default: the trivial models of
+/// bench_step gain from it (docs/PERFORMANCE.md), but in sgmcmc_logreg GCC left one of Eigen's
+/// kernels out of that copy and Heart's SGLD-CV took 10-20 % longer than in the AVX2 copy.
 #if SGMCMC_DISPATCH_AVX2 && defined(__GNUC__) && !defined(__clang__) && \
-    !defined(SGMCMC_NO_DISPATCH_AVX512)
+    defined(SGMCMC_DISPATCH_AVX512_STEP)
 #define SGMCMC_DISPATCH_AVX512 1
 #if defined(SGMCMC_TEST_AVX512_CONTRACTS)  // tests/samplers: the negative control, with FMA
 #define SGMCMC_AVX512_COPY                                                                        \
@@ -123,9 +125,9 @@ SGMCMC_AVX512_COPY decltype(auto) call_avx512(const F& f) noexcept {
   return f();
 }
 
-/// f() through its AVX-512 copy (GCC) or AVX2 copy where the step is dispatched and the CPU has
-/// the extensions, else as compiled for the build's baseline: the one place a step (a sampler's,
-/// a chain batch's) is dispatched.
+/// f() through its AVX-512 copy (opted in) or AVX2 copy where the step is dispatched and the CPU
+/// has the extensions, else as compiled for the build's baseline: the one place a step (a
+/// sampler's, a chain batch's) is dispatched.
 template <class F>
 decltype(auto) dispatched(const F& f) noexcept {
   if constexpr (SGMCMC_DISPATCH_AVX512 != 0) {

@@ -121,8 +121,9 @@ namespace kernel_avx2 {
 namespace kernel_avx512 {
 #define SGMCMC_KERNEL_BYTES 64
 #define SGMCMC_KERNEL_SQRT 3
-// The division-free double log, as before: not yet measured against the division on an AVX-512
-// core (the division measured faster on Zen 3's AVX2 and SSE2 kernels; docs/PERFORMANCE.md).
+// The division-free double log, as before: the division (faster on Zen 3's AVX2 and SSE2
+// kernels; docs/PERFORMANCE.md) measured no faster here on an AVX-512 Xeon (2026-11-28: 48-49
+// against 50-53 ns per fill of 32 doubles, 1368-1628 against 1355-1522 per 1024, alternated).
 #define SGMCMC_KERNEL_DIVLOG 0
 #include "sgmcmc/host/detail/normal_kernel.inc"
 #undef SGMCMC_KERNEL_DIVLOG
