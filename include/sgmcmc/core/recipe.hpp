@@ -2003,9 +2003,12 @@ class Recipe {
 
   bool vhat_valid() const noexcept {
     if (vhat_.isotropic()) return std::isfinite(vhat_.iso()) && vhat_.iso() >= Scalar(0);
+    // Through the pointer, checked: GCC 12 (-Warray-bounds) otherwise follows a default-constructed
+    // V̂'s null external pointer into the loop once the loop is inlined into a caller.
+    const Scalar* values = vhat_.values();
+    if (values == nullptr) return false;
     for (Index i = 0; i < dim; ++i) {
-      const Scalar v = vhat_[i];
-      if (!std::isfinite(v) || v < Scalar(0)) return false;
+      if (!std::isfinite(values[i]) || values[i] < Scalar(0)) return false;
     }
     return true;
   }
