@@ -1305,7 +1305,7 @@ class Recipe {
   template <bool PerLane>
   static constexpr bool presigma_of(const detail::UpdateSpec& s) {
     bool r = false;
-    detail::static_for<blocks>([&](auto b) SGMCMC_ENGINE_INLINE_LAMBDA {
+    detail::static_for<blocks>([&](auto b) {
       if constexpr (lane_block(b) && !sigma_state_dependent<b>()) {
         if (b == s.block) r = PerLane || !sigma_can_be_uniform<b>();
       }

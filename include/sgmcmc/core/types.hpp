@@ -77,14 +77,15 @@ using UnalignedMap = Eigen::Map<const Vector<Scalar, N>, Eigen::Unaligned>;
     defined(SGMCMC_DISPATCH_AVX512_STEP)
 #define SGMCMC_DISPATCH_AVX512 1
 #if defined(SGMCMC_TEST_AVX512_CONTRACTS)  // tests/samplers: the negative control, with FMA
-#define SGMCMC_AVX512_COPY                                                                        \
-  [[gnu::target("avx512f,avx512vl,avx512bw,avx512dq,avx2,prefer-vector-width=512"), gnu::flatten, \
-    gnu::noinline]]
+#define SGMCMC_AVX512_ROUNDING
 #else
-#define SGMCMC_AVX512_COPY                                                          \
-  [[gnu::target("avx512f,avx512vl,avx512bw,avx512dq,avx2,prefer-vector-width=512"), \
-    gnu::optimize("fp-contract=off"), gnu::flatten, gnu::noinline]]
+#define SGMCMC_AVX512_ROUNDING gnu::optimize("fp-contract=off"),
 #endif
+#define SGMCMC_AVX512_COPY                                                          \
+  [[                                                                                \
+    gnu::target("avx512f,avx512vl,avx512bw,avx512dq,avx2,prefer-vector-width=512"), \
+    SGMCMC_AVX512_ROUNDING gnu::flatten, gnu::noinline                              \
+  ]]
 #else
 #define SGMCMC_DISPATCH_AVX512 0
 #define SGMCMC_AVX512_COPY
