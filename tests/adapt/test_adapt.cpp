@@ -259,30 +259,55 @@ TEST_CASE("windowed metric: Welford estimates equal the two-pass (co)variances o
   CHECK(w == ends.size());
 }
 
+namespace {
+/// The configurational temperature (centre 0.3) of 200 000 exact draws of the Gaussian model's
+/// N(0, diag σ²) with the exact gradient, every coordinate drawn `widen` times too wide and
+/// coordinate 0 another `widen0` times.
+sgmcmc::ConfigurationalTemperature<double, D> gaussian_temperature(double widen, double widen0,
+                                                                   std::uint64_t seed) {
+  const Gaussian model;
+  const Vec sd = model.inv_var.cwiseInverse().cwiseSqrt();
+  sgmcmc::ConfigurationalTemperature<double, D> temp;
+  temp.reset(Vec::Constant(0.3));
+  LocalRng rng(seed);
+  Vec e, g;
+  for (int t = 0; t < 200000; ++t) {
+    sgmcmc::fill_normal_portable(rng, e);
+    Vec theta = widen * sd.cwiseProduct(e);
+    theta[0] *= widen0;
+    model.gradient(theta, g);
+    temp.add(theta, g);
+  }
+  return temp;
+}
+}  // namespace
+
 TEST_CASE("configurational temperature: 1 on exact draws, the variance inflation otherwise") {
   // 200 000 exact draws of N(0, diag σ²) with the exact gradient: T̄ = mean_j (θ_j − c_j) ∂_jU has
   // expectation 1 (any centre c; here c = 0.3) and standard error ≈ 0.0015 (Var((θ_j − c)θ_j/σ²)
   // ≈ 2 per coordinate, averaged over 5 coordinates). Pass: |T̄ − 1| < 0.01. Negative control:
   // draws 5 % too wide (variance × 1.1025) give T̄ ≈ 1.10 and fail it.
-  const Gaussian model;
-  const Vec sd = model.inv_var.cwiseInverse().cwiseSqrt();
-  auto run = [&](double widen) {
-    sgmcmc::ConfigurationalTemperature<double, D> temp;
-    temp.reset(Vec::Constant(0.3));
-    LocalRng rng(21);
-    Vec e, g;
-    for (int t = 0; t < 200000; ++t) {
-      sgmcmc::fill_normal_portable(rng, e);
-      const Vec theta = widen * sd.cwiseProduct(e);
-      model.gradient(theta, g);
-      temp.add(theta, g);
-    }
-    return temp.mean_temperature();
-  };
-  CHECK(std::abs(run(1.0) - 1.0) < 0.01);
-  CHECK_FALSE(std::abs(run(1.05) - 1.0) < 0.01);
+  CHECK(std::abs(gaussian_temperature(1.0, 1.0, 21).mean_temperature() - 1.0) < 0.01);
+  CHECK_FALSE(std::abs(gaussian_temperature(1.05, 1.0, 21).mean_temperature() - 1.0) < 0.01);
   sgmcmc::ConfigurationalTemperature<double, D> empty;
   CHECK(std::isnan(empty.mean_temperature()));
+}
+
+TEST_CASE("configurational temperature: the worst coordinate's inflation, which the mean hides") {
+  // As above, but coordinate 0 drawn 20 % too wide (variance × 1.44): its T_0 has expectation 1.44
+  // (standard error ≈ 0.0045: Var((θ_0 − c)θ_0/σ²) ≈ 2 · 1.44², over 200 000 draws), every other
+  // T_j expectation 1 (standard error ≈ 0.0032 each). Pass: |max_j T_j − 1.44| < 0.03 and T̄ − 1
+  // within 0.03 of 0.44/D. Negative control: the exact draws' largest T_j is within 0.03 of 1 and
+  // fails the first check.
+  const auto wide = gaussian_temperature(1.0, 1.2, 22);
+  CHECK(std::abs(wide.max_temperature() - 1.44) < 0.03);
+  CHECK(std::abs(wide.mean_temperature() - 1.0 - 0.44 / D) < 0.03);
+  CHECK(wide.max_temperature() == doctest::Approx(wide.temperature().maxCoeff()));
+  const auto exact = gaussian_temperature(1.0, 1.0, 22);
+  CHECK_FALSE(std::abs(exact.max_temperature() - 1.44) < 0.03);
+  CHECK(std::abs(exact.max_temperature() - 1.0) < 0.03);
+  sgmcmc::ConfigurationalTemperature<double, D> empty;
+  CHECK(std::isnan(empty.max_temperature()));
 }
 
 TEST_CASE("SG step-size rule: starting steps and one adaptation") {

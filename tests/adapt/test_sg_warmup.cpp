@@ -101,6 +101,30 @@ TEST_CASE("SG warm-up: each window's h, the frozen geometric mean, refusals") {
   CHECK(bad.end_window(2.0) == 0.5);
 }
 
+TEST_CASE("SG warm-up: the validated average keeps no untested growth") {
+  // ε = 0.1, order 2, windows 250, 500, 1000 (the later half: windows 1 and 2). Window 0 shrinks
+  // h to 0.25; window 1 (run at 0.25) is cool and grows it to 0.5; window 2 (run at 0.5) is hot
+  // and shrinks it to 0.25. The plain average counts 0.5 for window 1 (an h nobody ran), the
+  // validated one counts the 0.25 window 1 ran with (the negative control is the plain one).
+  SGStepSizeParams<double> p;
+  p.tolerance = 0.1;
+  SGStepSizeWarmup<double> plain(1750, 250, 0.5, 2.0, p);
+  SGStepSizeWarmup<double> checked(1750, 250, 0.5, 2.0, p, true, true);
+  for (SGStepSizeWarmup<double>* w : {&plain, &checked}) {
+    REQUIRE(w->window_count() == 3);
+    CHECK(w->end_window(1.4) == doctest::Approx(0.25));
+    CHECK(w->end_window(0.99) == doctest::Approx(0.5));
+  }
+  CHECK(plain.end_window(1.4) ==
+        doctest::Approx(std::exp((500 * std::log(0.5) + 1000 * std::log(0.25)) / 1500.0)));
+  CHECK(checked.end_window(1.4) == doctest::Approx(0.25));
+  // A shrinking window counts its new h in both.
+  SGStepSizeWarmup<double> shrink(1750, 250, 0.5, 2.0, p, true, true);
+  for (double t : {1.4, 1.4}) static_cast<void>(shrink.end_window(t));
+  CHECK(shrink.end_window(1.4) ==
+        doctest::Approx(std::exp((500 * std::log(0.125) + 1000 * std::log(0.0625)) / 1500.0)));
+}
+
 TEST_CASE("SG warm-up: SGLD on a standard Gaussian reaches the tolerance's step size") {
   // SGLD with the exact gradient on N(0, I): θ' = (1 − h)θ + √(2h) ξ has stationary variance
   // 1/(1 − h/2), which is also the configurational temperature E[θ ∂U] there, so the excess is

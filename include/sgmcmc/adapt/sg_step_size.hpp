@@ -78,6 +78,12 @@ class ConfigurationalTemperature {
     if (count_ == 0) return std::numeric_limits<Scalar>::quiet_NaN();
     return sum_.sum() / (Scalar(count_) * Scalar(Dim));
   }
+  /// The largest T_j: the worst coordinate's inflation, which a mean over many well-sampled
+  /// coordinates can hide (a few stiff or one-sided directions carry the bias).
+  Scalar max_temperature() const noexcept {
+    if (count_ == 0) return std::numeric_limits<Scalar>::quiet_NaN();
+    return sum_.maxCoeff() / Scalar(count_);
+  }
 
  private:
   Vec centre_;
