@@ -36,6 +36,7 @@ constexpr const char* kUsage =
     "                     [--batch N] [--sg-warmup T] [--sg-steps T] [--nuts-warmup T]\n"
     "                     [--sg-kept K] [--nuts-draws T] [--tolerance E] [--metric-windows]\n"
     "                     [--last-window] [--noise-correction] [--census F] [--restart T]\n"
+    "                     [--restart-max T] [--validated]\n"
     "                     [--alpha A] [--seed N]\n"
     "\n"
     "Bayesian logistic regression (standardised features, intercept, beta ~ N(0, 10^2 I)) on\n"
@@ -69,7 +70,8 @@ constexpr const char* kUsage =
     "  --methods LIST   nuts sghmc-cv sgld-cv sghmc sghmc-cv-hot (default: the first three)\n"
     "  --chains K       chains per sampler (default 4)\n"
     "  --batch N        minibatch size of the SG samplers (default 32; SGHMC-CV 64)\n"
-    "  --sg-warmup T, --sg-steps T     SG warm-up and sampling steps per chain (4000, 40000)\n"
+    "  --sg-warmup T, --sg-steps T     SG warm-up and sampling steps per chain (4000, 40000;\n"
+    "                   without --sg-warmup the warm-up is a tenth of the sampling steps)\n"
     "  --nuts-warmup T, --nuts-draws T NUTS warm-up and kept transitions per chain (300, 2000)\n"
     "  --tolerance E    target excess configurational temperature of the SG samplers (0.1)\n"
     "  --alpha A        h * C of SGHMC-CV, momentum decay per step (default 0.1)\n"
@@ -77,10 +79,12 @@ constexpr const char* kUsage =
     "  --metric-windows re-estimate the SG preconditioner from warm-up draws (Stan's windows)\n"
     "  --last-window    SG-CV: keep the last warm-up window's h (default: the geometric mean\n"
     "                   of the later half of the windows' h)\n"
+    "  --validated      SG-CV: in that mean, a window that grew h counts with the h it ran with\n"
     "  --noise-correction  SG-CV: estimate V-hat in warm-up and inject N(0, h(2D - hV-hat))\n"
     "  --census F       SG-CV: sum the rows of leverage above F times the median exactly at\n"
     "                   every step, the batch drawn from the others (0: none)\n"
     "  --restart T      SG-CV warm-up: undo a window whose pooled temperature exceeds T (10)\n"
+    "  --restart-max T  SG-CV warm-up: undo a window whose worst coordinate's exceeds T (none)\n"
     "\n"
     "Exit status: 0 success, 1 a data set or an available sampler failed, 2 bad arguments.\n";
 
@@ -106,9 +110,11 @@ struct Options {
   double tolerance = 0.0;
   double census = -1.0;
   double restart = 0.0;
+  double restart_max = 0.0;
   bool metric_windows = false;
   bool noise_correction = false;
   bool average = true;
+  bool validated = false;
 };
 
 std::vector<std::string> split_list(const std::string& s) {
@@ -141,6 +147,8 @@ int parse(int argc, char** argv, Options& o) {
       o.metric_windows = true;
     } else if (args.is("--last-window")) {
       o.average = false;
+    } else if (args.is("--validated")) {
+      o.validated = true;
     } else if (args.is("--noise-correction")) {
       o.noise_correction = true;
     } else if (args.count("--chains", o.chains, 1) || args.count("--batch", o.batch, 2) ||
@@ -149,6 +157,7 @@ int parse(int argc, char** argv, Options& o) {
                args.count("--nuts-warmup", o.nuts_warmup, 0) ||
                args.count("--nuts-draws", o.nuts_draws, 4) ||
                args.number("--tolerance", o.tolerance, positive) ||
+               args.number("--restart-max", o.restart_max, 1.0) ||
                args.number("--census", o.census, 0.0) || args.number("--restart", o.restart, 1.0) ||
                args.text("--reference", o.reference) || args.text("--stan", o.stan)) {
     } else if (args.text("--datasets", list)) {
@@ -469,12 +478,16 @@ int posterior_mode(const Options& opt, int argc, char** argv) {
   lr::PosteriorSettings s;
   if (opt.chains > 0) s.chains = std::size_t(opt.chains);
   if (opt.batch > 0) s.batch = s.sghmc_cv_batch = std::size_t(opt.batch);
-  if (opt.sg_warmup > 0) s.sg_warmup = std::size_t(opt.sg_warmup);
   if (opt.sg_steps > 0) s.sg_steps = std::size_t(opt.sg_steps);
+  // The warm-up: as given, else a tenth of the sampling steps (the defaults' ratio), at least one
+  // step-size window.
+  s.sg_warmup =
+      opt.sg_warmup > 0 ? std::size_t(opt.sg_warmup) : std::max(s.sg_window, s.sg_steps / 10);
   if (opt.sg_kept > 0) s.sg_kept = std::size_t(opt.sg_kept);
   if (opt.nuts_warmup > 0) s.nuts_warmup = std::size_t(opt.nuts_warmup);
   if (opt.nuts_draws > 0) s.nuts_draws = std::size_t(opt.nuts_draws);
   if (opt.tolerance > 0) s.sg_tolerance = opt.tolerance;
+  if (opt.restart_max > 0) s.sg_restart_max_temperature = opt.restart_max;
   if (opt.census >= 0) s.sg_census_leverage = opt.census;
   if (opt.restart > 0) s.sg_restart_temperature = opt.restart;
   if (opt.alpha > 0) s.sg_decay = opt.alpha;
@@ -482,6 +495,7 @@ int posterior_mode(const Options& opt, int argc, char** argv) {
   s.sg_metric_windows = opt.metric_windows;
   s.sg_noise_correction = opt.noise_correction;
   s.sg_average = opt.average;
+  s.sg_validated = opt.validated;
   if (!opt.methods.empty()) {
     std::string bad;
     if (!lr::parse_posterior_methods(opt.methods, s.methods, &bad)) {

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,7 @@ struct PosteriorSettings {
   double sg_decay = 0.1;      ///< α = hC of SGHMC
   bool sg_metric_windows = false;  ///< re-estimate the dense preconditioner from SG draws
   bool sg_average = true;          ///< final h: geometric mean of the later half of the windows' h
+  bool sg_validated = false;       ///< ... counting a growing window with the h it ran with
   bool sg_noise_correction = false;  ///< estimate V̂ in warm-up, inject N(0, h(2D − hV̂))
   std::size_t sg_noise_every = 2;    ///< warm-up steps per V̂ pair (one extra gradient each)
   /// SG-CV census: rows of leverage x_iᵀH⁻¹x_i (H the Hessian at the MAP) above this times the
@@ -60,6 +62,8 @@ struct PosteriorSettings {
   /// SG-CV warm-up: a window whose pooled temperature exceeds this (or is not finite) is undone,
   /// the chains restarting from where it began at the adapted (smaller) h.
   double sg_restart_temperature = 10.0;
+  /// The same for the window's largest per-coordinate temperature (infinity: not checked).
+  double sg_restart_max_temperature = std::numeric_limits<double>::infinity();
   double noadapt_factor = 4.0;  ///< the negative control's h: this times the rule's start
   bool batch_plain = true;      ///< plain SGHMC with 4 chains: one Batch (the same draws, faster)
   std::vector<PosteriorMethod> methods = default_posterior_methods();

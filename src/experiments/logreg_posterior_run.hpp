@@ -322,7 +322,7 @@ void sg_cv_chains(const PosteriorInput& in, const PosteriorSettings& s, const LR
   // Warm-up: step-size windows (h not moved for the hot control; no warm-up steps: no windows, h
   // stays at the rule's start), and optionally the metric windows.
   SGStepSizeWarmup<double> warm(s.sg_warmup, std::min(s.sg_window, s.sg_warmup), h, order_p, rule,
-                                s.sg_average);
+                                s.sg_average, s.sg_validated);
   std::vector<WindowedMetric<double, Dim, true>> metrics(
       chains.size(), WindowedMetric<double, Dim, true>(
                          s.sg_warmup, {s.sg_warmup / 10, s.sg_warmup / 5, s.sg_warmup / 10}));
@@ -340,6 +340,7 @@ void sg_cv_chains(const PosteriorInput& in, const PosteriorSettings& s, const LR
     const std::size_t w = warm.window_length();
     double t_sum = 0.0;
     std::size_t t_count = 0;
+    Vec t_coords = Vec::Zero();  // each coordinate's T_j summed over the chains
     for (std::size_t c = 0; c < chains.size(); ++c) {
       Chain& k = *chains[c];
       saved_h[c] = k.zh;
@@ -375,19 +376,22 @@ void sg_cv_chains(const PosteriorInput& in, const PosteriorSettings& s, const LR
       }
       if (k.temp.count() > 0) {
         t_sum += k.temp.mean_temperature();
+        t_coords += k.temp.temperature();
         ++t_count;
       }
     }
     start += w;
     // No temperature pairs (every chain's metric window just ended): h stays (T̄ = 1 + ε).
     const double pooled = t_count > 0 ? t_sum / double(t_count) : 1.0 + rule.tolerance;
+    const double pooled_max =
+        t_count > 0 ? t_coords.maxCoeff() / double(t_count) : 1.0 + rule.tolerance;
     const double next = warm.end_window(pooled);
     if (kind != SGKind::SGHMCHot) {
       set_h(next);
-      // A window far too hot (or not finite) threw the chains out of the posterior's bulk, where
-      // the smaller h alone may take longer than the warm-up to bring them back: they restart
-      // from where the window began.
-      if (!(pooled <= s.sg_restart_temperature)) {
+      // A window far too hot (or not finite), on average or in its worst coordinate, threw the
+      // chains out of the posterior's bulk, where the smaller h alone may take longer than the
+      // warm-up to bring them back: they restart from where the window began.
+      if (!(pooled <= s.sg_restart_temperature) || !(pooled_max <= s.sg_restart_max_temperature)) {
         ++restarts;
         for (std::size_t c = 0; c < chains.size(); ++c) {
           chains[c]->zh = saved_h[c];
