@@ -84,7 +84,8 @@ constexpr const char* kUsage =
     "  --census F       SG-CV: sum the rows of leverage above F times the median exactly at\n"
     "                   every step, the batch drawn from the others (0: none)\n"
     "  --restart T      SG-CV warm-up: undo a window whose pooled temperature exceeds T (10)\n"
-    "  --restart-max T  SG-CV warm-up: undo a window whose worst coordinate's exceeds T (none)\n"
+    "  --restart-max T  SG-CV warm-up: also undo a window whose hottest coordinate (its T_j\n"
+    "                   averaged over the chains) exceeds T (default: not checked)\n"
     "\n"
     "Exit status: 0 success, 1 a data set or an available sampler failed, 2 bad arguments.\n";
 
