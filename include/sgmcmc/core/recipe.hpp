@@ -1502,7 +1502,7 @@ class Recipe {
 
   static constexpr bool noisy(const detail::UpdateSpec& s) {
     bool d = false;
-    detail::static_for<blocks>([&](auto b) SGMCMC_ENGINE_INLINE_LAMBDA {
+    detail::static_for<blocks>([&](auto b) {
       if (b == s.block) d = diffusive<b>();
     });
     return d && s.part != Part::Conservative;
