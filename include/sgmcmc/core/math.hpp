@@ -331,6 +331,44 @@ inline S exp_nonpositive(S x) noexcept {
   return exp<S, false>(x);
 }
 
+/// v with its value hidden from the optimiser (an empty asm on its bits; GCC and Clang): a loop
+/// invariant the compiler must not fold, such as the clamp bound of exp_nonpositive_lane.
+template <class S, EnableIfFloatingPoint<S> = 0>
+inline S opaque(S v) noexcept {
+  auto bits = bit_cast<typename MathConstants<S>::Bits>(v);
+#if defined(__GNUC__)
+  asm("" : "+r"(bits));
+#endif
+  return bit_cast<S>(bits);
+}
+
+/// exp_nonpositive written for the body of a loop the compiler vectorises: the same values for
+/// every x <= 0, -inf and NaN (tests/logreg/test_model.cpp), with plain conditionals in place of
+/// select(), whose asm keeps each value in a general register (a loop of them runs scalar), and
+/// n / 2 in unsigned arithmetic, which SSE2 and AVX2 have (n <= 0 here). `lowest` must be
+/// opaque(MathConstants<S>::exp_lo), taken once outside the loop: with the constant in sight,
+/// GCC branches around the polynomial for clamped arguments and then does not vectorise the loop.
+/// Where the loop is not vectorised the compiler may branch, so the constant-time paths
+/// (docs/REALTIME.md) use exp_nonpositive.
+template <class S, EnableIfFloatingPoint<S> = 0>
+inline S exp_nonpositive_lane(S x, S lowest) noexcept {
+  using C = MathConstants<S>;
+  using Bits = typename C::Bits;
+  x = x < lowest ? lowest : x;
+  const S t = x * C::log2e + C::shifter;
+  const S nf = t - C::shifter;
+  const Bits n = bit_cast<Bits>(t) - bit_cast<Bits>(C::shifter);  // n <= 0, modulo 2^bits
+  const S hi = x - nf * C::ln2_hi;
+  const S lo = -nf * C::ln2_lo;
+  const S r = hi + lo;
+  const S p = S(1) + (hi + (lo + r * r * horner(r, C::exp_q)));
+  // scale_pow2's split: n1 = n / 2 rounded toward zero, = -((-n) >> 1) for n <= 0.
+  const Bits n1 = Bits(0) - ((Bits(0) - n) >> 1);
+  const Bits bias = static_cast<Bits>(C::bias);
+  return p * bit_cast<S>(static_cast<Bits>((n1 + bias) << C::mantissa_bits)) *
+         bit_cast<S>(static_cast<Bits>((n - n1 + bias) << C::mantissa_bits));
+}
+
 /// e^x - 1, accurate for small x: +inf above ln(max), -1 below, NaN -> NaN. No errno.
 template <class S, EnableIfFloatingPoint<S> = 0>
 inline S expm1(S x) noexcept {
