@@ -42,27 +42,58 @@ TEST_CASE("softplus and sigmoid are exact where they can be and never overflow")
   CHECK(std::isfinite(sgmcmc::sigmoid(-800.0f)));
 }
 
-TEST_CASE("the batch difference hook adds exactly what the per-row hook adds") {
-  // LogisticRegression::add_cached_differences (chunks of 16 rows: dots, sigmoids, axpys) against
-  // add_cached_difference row by row: bit-identical sums for batches across the chunk boundaries.
-  // The sigmoid's one-division form against the two-branch form it replaced: equal bit for bit
-  // over 20001 arguments in [-50, 50] and at ±0.
-  constexpr int D = 5;
+template <int D>
+void check_batch_equals_rows() {
   const SyntheticLR<D> data(300, 8);
   const auto m = data.model();
   Vector<double, D> beta, ref;
-  beta << 0.3, -1.2, 0.8, 0.05, -0.4;
-  ref << 0.1, -1.0, 0.7, 0.0, -0.5;
+  for (int j = 0; j < D; ++j) {
+    beta[j] = 0.3 * std::sin(1.7 * j + 0.2) / std::sqrt(double(D));
+    ref[j] = beta[j] + 0.05 * std::cos(0.9 * j);
+  }
   std::vector<double> cache(data.rows);
   for (std::size_t i = 0; i < data.rows; ++i) cache[i] = m.reference_term(std::uint32_t(i), ref);
   std::vector<std::uint32_t> rows;
   for (std::uint32_t i = 0; i < 40; ++i) rows.push_back((i * 37u + 11u) % 300u);
   for (std::size_t n : {1, 15, 16, 17, 33, 40}) {
-    Vector<double, D> one = Vector<double, D>::Zero(), batch = Vector<double, D>::Zero();
+    Vector<double, D> one = Vector<double, D>::Constant(0.25), batch = one;
     for (std::size_t k = 0; k < n; ++k) m.add_cached_difference(rows[k], beta, cache[rows[k]], one);
     m.add_cached_differences(rows.data(), rows.data() + n, beta, cache.data(), batch);
     CHECK(batch == one);
+    // The same through an expression for β and a strided map for acc.
+    double strided[2 * D];
+    for (int j = 0; j < D; ++j) strided[2 * j] = 0.25;
+    Eigen::Map<Vector<double, D>, 0, Eigen::InnerStride<2>> acc(strided);
+    m.add_cached_differences(rows.data(), rows.data() + n, beta * 1.0, cache.data(), acc);
+    CHECK(acc == one);
   }
+  // Each difference is (σ(x_iᵀβ) − σ(x_iᵀβ̂)) x_i to rounding (a long-double reference).
+  for (std::uint32_t i : {0u, 7u, 299u}) {
+    long double eta = 0, eta_ref = 0;
+    for (int j = 0; j < D; ++j) {
+      eta += (long double)data.x[i * D + std::size_t(j)] * beta[j];
+      eta_ref += (long double)data.x[i * D + std::size_t(j)] * ref[j];
+    }
+    const long double w = 1 / (1 + std::exp(-eta)) - 1 / (1 + std::exp(-eta_ref));
+    Vector<double, D> d = Vector<double, D>::Zero();
+    m.add_cached_difference(i, beta, cache[i], d);
+    for (int j = 0; j < D; ++j) {
+      CHECK(double(d[j]) == doctest::Approx(double(w * data.x[i * D + std::size_t(j)]))
+                               .epsilon(1e-9)
+                               .scale(1e-12));
+    }
+  }
+}
+
+TEST_CASE("the batch difference hook adds exactly what the per-row hook adds") {
+  // LogisticRegression::add_cached_differences (chunks of 16 rows: dots, vectorised sigmoids,
+  // axpys) against add_cached_difference row by row: bit-identical sums for batches across the
+  // chunk boundaries, for D = 5, 15 and 86 (Eigen's dot products unroll differently). The
+  // sigmoid's one-division form against the two-branch form it replaced: equal bit for bit over
+  // 20001 arguments in [-50, 50] and at ±0.
+  check_batch_equals_rows<5>();
+  check_batch_equals_rows<15>();
+  check_batch_equals_rows<86>();
   for (int k = -10000; k <= 10000; ++k) {
     const double x = 0.005 * k;
     const double e = sgmcmc::detail::exp_nonpositive(-std::abs(x));
