@@ -78,12 +78,41 @@ void check_batch_equals_rows() {
     Vector<double, D> d = Vector<double, D>::Zero();
     m.add_cached_difference(i, beta, cache[i], d);
     for (int j = 0; j < D; ++j) {
-      CHECK(double(d[j]) == doctest::Approx(double(w * data.x[i * D + std::size_t(j)]))
-                               .epsilon(1e-9)
-                               .scale(1e-12));
+      CHECK(double(d[j]) ==
+            doctest::Approx(double(w * data.x[i * D + std::size_t(j)])).epsilon(1e-9).scale(1e-12));
     }
   }
 }
+
+#if defined(__GNUC__)
+// The wide kernels of the control-variate path (Dim >= 32): every term counted once, whatever
+// the split into vector pairs, one more vector and scalar tail (sizes chosen to reach each).
+template <class S, int Dim>
+void check_wide_kernels() {
+  S x[Dim], b[Dim], a[Dim];
+  long double dot = 0;
+  for (int j = 0; j < Dim; ++j) {
+    x[j] = S(std::sin(0.37 * j + 0.1));
+    b[j] = S(std::cos(0.53 * j - 0.2));
+    a[j] = S(0.5 * j);
+    dot += (long double)x[j] * b[j];
+  }
+  const S eps = std::numeric_limits<S>::epsilon();
+  CHECK(double(sgmcmc::detail::dot_wide<Dim>(x, b)) ==
+        doctest::Approx(double(dot)).epsilon(double(8 * Dim * eps)).scale(1.0));
+  sgmcmc::detail::axpy_wide<Dim>(a, x, S(-1.5));
+  for (int j = 0; j < Dim; ++j) CHECK(a[j] == S(0.5 * j) + S(-1.5) * x[j]);
+}
+
+TEST_CASE("the wide dot product and axpy count every term once") {
+  check_wide_kernels<double, 32>();
+  check_wide_kernels<double, 33>();
+  check_wide_kernels<double, 86>();
+  check_wide_kernels<float, 40>();
+  check_wide_kernels<float, 100>();
+  check_wide_kernels<float, 47>();
+}
+#endif
 
 TEST_CASE("the batch difference hook adds exactly what the per-row hook adds") {
   // LogisticRegression::add_cached_differences (chunks of 16 rows: dots, vectorised sigmoids,
