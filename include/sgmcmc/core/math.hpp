@@ -283,23 +283,39 @@ inline S log1p(S x) noexcept {
   return select(regular, y, special);
 }
 
-/// Clamps x to [lowest, exp_hi] (NaN passes through both comparisons), then n = round(x log2 e)
-/// and x - n ln 2 = hi + lo (hi exact, lo the rounded tail): the reduction shared by exp and
-/// expm1. Rounds by adding 1.5 * 2^p (ties to even under the default rounding mode).
-/// ClampHigh = false when the caller guarantees x <= 0 (exp_nonpositive).
+/// n = round(x log2 e) and x - n ln 2 = hi + lo (hi exact, lo the rounded tail), for x already
+/// clamped; returns n's two's-complement bits. Rounds by adding 1.5 * 2^p (ties to even under the
+/// default rounding mode).
+template <class S, EnableIfFloatingPoint<S> = 0>
+inline typename MathConstants<S>::Bits exp_split(S x, S& hi, S& lo) noexcept {
+  using C = MathConstants<S>;
+  using Bits = typename C::Bits;
+  const S t = x * C::log2e + C::shifter;
+  const S nf = t - C::shifter;
+  const Bits n = bit_cast<Bits>(t) - bit_cast<Bits>(C::shifter);
+  hi = x - nf * C::ln2_hi;  // exact: nf ln2_hi is exact and close to x
+  lo = -nf * C::ln2_lo;
+  return n;
+}
+
+/// e^(hi + lo) on the reduced range: 1 + (hi + (lo + r^2 Q(r))), r = hi + lo; hi exact, so r's
+/// own rounding does not enter.
+template <class S, EnableIfFloatingPoint<S> = 0>
+inline S exp_reduced(S hi, S lo) noexcept {
+  const S r = hi + lo;
+  return S(1) + (hi + (lo + r * r * horner(r, MathConstants<S>::exp_q)));
+}
+
+/// Clamps x to [lowest, exp_hi] (NaN passes through both comparisons), then exp_split: the
+/// reduction shared by exp and expm1. ClampHigh = false when the caller guarantees x <= 0
+/// (exp_nonpositive).
 template <class S, bool ClampHigh = true, EnableIfFloatingPoint<S> = 0>
 inline void exp_reduce(S x, S lowest, S& hi, S& lo,
                        typename MathConstants<S>::SignedBits& n) noexcept {
   using C = MathConstants<S>;
-  using Bits = typename C::Bits;
-  using SignedBits = typename C::SignedBits;
   if constexpr (ClampHigh) x = select(x > C::exp_hi, C::exp_hi, x);
   x = select(x < lowest, lowest, x);
-  const S t = x * C::log2e + C::shifter;
-  const S nf = t - C::shifter;
-  n = static_cast<SignedBits>(bit_cast<Bits>(t) - bit_cast<Bits>(C::shifter));
-  hi = x - nf * C::ln2_hi;  // exact: nf ln2_hi is exact and close to x
-  lo = -nf * C::ln2_lo;
+  n = static_cast<typename C::SignedBits>(exp_split(x, hi, lo));
 }
 
 /// v 2^n for |n| <= 2 bias, in two normal factors so that overflow and gradual underflow round
@@ -318,9 +334,7 @@ inline S exp(S x) noexcept {
   S hi, lo;
   typename C::SignedBits n;
   exp_reduce<S, ClampHigh>(x, C::exp_lo, hi, lo, n);
-  const S r = hi + lo;
-  // e^r = 1 + (hi + (lo + r^2 Q(r))): hi exact, so r's own rounding does not enter.
-  return scale_pow2(S(1) + (hi + (lo + r * r * horner(r, C::exp_q))), n);
+  return scale_pow2(exp_reduced(hi, lo), n);
 }
 
 /// e^x for x <= 0 (or -inf, NaN): exp without the clamp that only overflow needs. The same
@@ -354,19 +368,13 @@ template <class S, EnableIfFloatingPoint<S> = 0>
 inline S exp_nonpositive_lane(S x, S lowest) noexcept {
   using C = MathConstants<S>;
   using Bits = typename C::Bits;
-  x = x < lowest ? lowest : x;
-  const S t = x * C::log2e + C::shifter;
-  const S nf = t - C::shifter;
-  const Bits n = bit_cast<Bits>(t) - bit_cast<Bits>(C::shifter);  // n <= 0, modulo 2^bits
-  const S hi = x - nf * C::ln2_hi;
-  const S lo = -nf * C::ln2_lo;
-  const S r = hi + lo;
-  const S p = S(1) + (hi + (lo + r * r * horner(r, C::exp_q)));
+  using SignedBits = typename C::SignedBits;
+  S hi, lo;
+  const Bits n = exp_split(x < lowest ? lowest : x, hi, lo);  // n <= 0, modulo 2^bits
   // scale_pow2's split: n1 = n / 2 rounded toward zero, = -((-n) >> 1) for n <= 0.
   const Bits n1 = Bits(0) - ((Bits(0) - n) >> 1);
-  const Bits bias = static_cast<Bits>(C::bias);
-  return p * bit_cast<S>(static_cast<Bits>((n1 + bias) << C::mantissa_bits)) *
-         bit_cast<S>(static_cast<Bits>((n - n1 + bias) << C::mantissa_bits));
+  return exp_reduced(hi, lo) * pow2<S>(static_cast<SignedBits>(n1)) *
+         pow2<S>(static_cast<SignedBits>(n - n1));
 }
 
 /// e^x - 1, accurate for small x: +inf above ln(max), -1 below, NaN -> NaN. No errno.

@@ -60,7 +60,7 @@ Scalar sigmoid_lane(Scalar x, Scalar lowest) noexcept {
 /// rows out of 4 MB of data) and from 40 to 21 ns with the rows in L2; at Dim = 7 and 15 they
 /// were 10-25 % slower than Eigen's fixed-size kernels, which stay there.
 #if defined(__GNUC__)
-template <class S, int Dim>
+template <int Dim>
 inline constexpr bool kWideRows = Dim >= 32;
 /// 32 bytes of S as one generic vector of GCC and Clang: lowered to one AVX register where the
 /// step's AVX2 copy runs and to two SSE2 registers in the baseline, whereas Eigen's packets are
@@ -126,7 +126,7 @@ inline void axpy_wide(S* a, const S* x, S w) noexcept {
   for (int j = vectors; j < Dim; ++j) a[j] += w * x[j];
 }
 #else
-template <class S, int Dim>
+template <int Dim>
 inline constexpr bool kWideRows = false;
 #endif
 
@@ -222,7 +222,7 @@ class LogisticRegression {
   /// σ(x_iᵀβ̂): what the control-variate adaptor caches per row for a reference β̂.
   template <class R>
   Scalar reference_term(std::uint32_t i, const Eigen::MatrixBase<R>& ref) const noexcept {
-    if constexpr (detail::kWideRows<Scalar, Dim>) {
+    if constexpr (detail::kWideRows<Dim>) {
       Scalar term = 0;
       detail::with_contiguous<Vec>(ref.derived(), [&](const Scalar* r) {
         term = sigmoid(detail::dot_wide<Dim>(row_data(i), r));
@@ -237,7 +237,7 @@ class LogisticRegression {
   template <class B, class A>
   void add_cached_difference(std::uint32_t i, const Eigen::MatrixBase<B>& beta, Scalar term,
                              Eigen::MatrixBase<A>& acc) const noexcept {
-    if constexpr (detail::kWideRows<Scalar, Dim>) {
+    if constexpr (detail::kWideRows<Dim>) {
       detail::with_contiguous<Vec>(beta.derived(), [&](const Scalar* b) {
         const Scalar w = sigmoid(detail::dot_wide<Dim>(row_data(i), b)) - term;
         detail::with_contiguous<Vec>(acc.derived(),
@@ -261,7 +261,7 @@ class LogisticRegression {
                                                const Eigen::MatrixBase<B>& beta,
                                                const Scalar* cache,
                                                Eigen::MatrixBase<A>& acc) const noexcept {
-    if constexpr (detail::kWideRows<Scalar, Dim>) {
+    if constexpr (detail::kWideRows<Dim>) {
       detail::with_contiguous<Vec>(beta.derived(), [&](const Scalar* b) {
         detail::with_contiguous<Vec>(acc.derived(), [&](Scalar* a) {
           chunked_differences(
