@@ -476,36 +476,28 @@ double summary_value(const std::vector<std::pair<std::string, std::string>>& row
   return std::numeric_limits<double>::quiet_NaN();
 }
 
-/// Caravan's own SG settings (docs/stan-comparison.md, "Caravan"), for the options the command
-/// line leaves unset: its excess temperature sits in a few of 86 coordinates, so the mean's
-/// target is lower (ε = 0.015), a warm-up window whose hottest coordinate exceeds 10 is undone,
-/// the frozen h is the validated mean, and the run is 20 times longer (800 000 steps, 10 000
-/// kept per chain).
-/// Without --methods, Caravan runs the SG samplers only: full-data NUTS there costs what
-/// Stan's does (one gradient is 5 822 rows of 86; Stan spends 686 CPU s on 4 × 1000 draws).
-struct DatasetSettings {
-  double tolerance = 0.0;
-  std::size_t sg_steps = 0, sg_kept = 0;
-  double restart_max = 0.0;
-  bool validated = false;
-  bool default_nuts = true;
-};
-
-DatasetSettings dataset_settings(const std::string& name) {
-  if (name == "caravan") return {0.015, 800000, 10000, 10.0, true, false};
-  return {};
+/// Whether data set `name` has settings of its own (Caravan, docs/stan-comparison.md): its
+/// excess temperature sits in a few of 86 coordinates, so the mean's target is lower
+/// (ε = 0.015), a warm-up window whose hottest coordinate exceeds 10 is undone, the frozen h is
+/// the validated mean, and the run is 20 times longer (800 000 steps, 10 000 kept per chain).
+/// Without --methods it runs the SG samplers only: full-data NUTS there costs what Stan's does
+/// (one gradient is 5 822 rows of 86; Stan spends 686 CPU s on 4 × 1000 draws).
+bool has_own_settings(const std::string& name) {
+  return name == "caravan";
 }
 
 /// The settings of --posterior for data set `name` (methods aside): the experiment's defaults,
-/// the data set's own (dataset_settings) where it has them, and the command line's options over
+/// the data set's own where it has them (has_own_settings), and the command line's options over
 /// both.
 lr::PosteriorSettings posterior_settings(const Options& opt, const std::string& name) {
   lr::PosteriorSettings s;
-  const DatasetSettings own = dataset_settings(name);
-  if (own.tolerance > 0) s.sg_tolerance = own.tolerance;
-  if (own.sg_steps > 0) s.sg_steps = own.sg_steps;
-  if (own.sg_kept > 0) s.sg_kept = own.sg_kept;
-  if (own.restart_max > 0) s.sg_restart_max_temperature = own.restart_max;
+  if (has_own_settings(name)) {
+    s.sg_tolerance = 0.015;
+    s.sg_steps = 800000;
+    s.sg_kept = 10000;
+    s.sg_restart_max_temperature = 10.0;
+    s.sg_validated = true;
+  }
   if (opt.chains > 0) s.chains = std::size_t(opt.chains);
   if (opt.batch > 0) s.batch = s.sghmc_cv_batch = std::size_t(opt.batch);
   if (opt.sg_steps > 0) s.sg_steps = std::size_t(opt.sg_steps);
@@ -525,16 +517,16 @@ lr::PosteriorSettings posterior_settings(const Options& opt, const std::string& 
   s.sg_metric_windows = opt.metric_windows;
   s.sg_noise_correction = opt.noise_correction;
   s.sg_average = opt.average;
-  s.sg_validated = opt.validated || own.validated;
+  s.sg_validated = s.sg_validated || opt.validated;
   return s;
 }
 
-/// The samplers run on data set `name`: --methods, else the defaults less NUTS where the data
-/// set says so (dataset_settings).
+/// The samplers run on data set `name`: --methods, else the defaults, less NUTS for a data set
+/// with its own settings (has_own_settings).
 std::vector<lr::PosteriorMethod> methods_for(const Options& opt, const lr::PosteriorSettings& s,
                                              const std::string& name) {
   std::vector<lr::PosteriorMethod> m = s.methods;
-  if (opt.methods.empty() && !dataset_settings(name).default_nuts) {
+  if (opt.methods.empty() && has_own_settings(name)) {
     m.erase(std::remove(m.begin(), m.end(), lr::PosteriorMethod::NUTS), m.end());
   }
   return m;
@@ -648,7 +640,7 @@ int posterior_mode(const Options& opt, int argc, char** argv) {
     const std::string title = name + format(" (N = %zu, D = %zu)", raw.rows, dim);
     std::printf("%s\n\n%s\n", title.c_str(), t.markdown().c_str());
     md += "## " + title + "\n\n" + t.markdown() + "\n";
-    if (dataset_settings(name).sg_steps > 0) {
+    if (has_own_settings(name)) {
       md += format(
           "SG settings of this data set (options given on the command line override them): "
           "tolerance %g, %zu warm-up and %zu sampling steps, %zu kept per chain, restart-max %g, "
