@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
-// Prints, for a set of samplers (float and double, d = 3 and 37) and a chain batch, a hash of the
-// state after 300 steps on a non-quadratic target, and which copy of the step ran. CMake builds it
-// three times: as any build would (the step dispatched at run time, core/types.hpp), with
+// Prints, for a set of samplers (float d = 5 and 37, double d = 3 and 37) and a chain batch, a hash
+// of the state after 300 steps on a non-quadratic target, and which copy of the step ran. CMake
+// builds it six times: as any build would (the step dispatched at run time, core/types.hpp), with
 // SGMCMC_NO_DISPATCH (the baseline copy only) and with -mavx2 -mfma (FMA contraction: a negative
-// control whose rounding differs). dispatch_compare.cmake checks that the first two print the same
-// hashes and that the third does not.
+// control whose rounding differs), and with the opt-in copies (AVX-512, narrow small steps).
+// dispatch_compare.cmake checks that the dispatched builds print the baseline's hashes and that
+// the contracted ones do not.
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -104,13 +105,17 @@ void batch() {
 
 int main() {
 #if SGMCMC_DISPATCH_AVX2
-  std::printf("# step copy: %s\n", detail::cpu_has_avx512() ? "avx512"
-                                   : detail::cpu_has_avx2() ? "avx2"
-                                                            : "baseline");
+  std::printf("# step copy: %s%s\n",
+              detail::cpu_has_avx512() ? "avx512"
+              : detail::cpu_has_avx2() ? "avx2"
+                                       : "baseline",
+              SGMCMC_NARROW_STEP != 0 && !detail::cpu_has_avx512() && detail::cpu_has_avx2()
+                  ? ", small steps in 16-byte vectors"
+                  : "");
 #else
   std::printf("# step copy: compiled baseline only\n");
 #endif
-  all<float, 3>();
+  all<float, 5>();  // 20 bytes: a narrow step (SGMCMC_NARROW_SMALL_STEPS), as double d = 3
   all<float, 37>();
   all<double, 3>();
   all<double, 37>();

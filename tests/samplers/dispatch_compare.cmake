@@ -3,7 +3,8 @@
 # step rounds alike). Negative controls, on CPUs that run the AVX2 or AVX-512 copy: a build with
 # FMA contraction (-mavx2 -mfma) must differ on most lines, so the hashes do see rounding; on
 # CPUs that run the opt-in AVX-512 copy (AVX512: equal to the baseline), so must that copy with
-# contraction left on (AVX512_FMA).
+# contraction left on (AVX512_FMA). NARROW (SGMCMC_NARROW_SMALL_STEPS: small steps in 16-byte
+# vectors) must equal the baseline where it runs.
 foreach(v DISPATCHED BASELINE FMA)
   if(NOT DEFINED ${v})
     message(FATAL_ERROR "dispatch_compare.cmake: -D${v}=<executable> missing")
@@ -76,5 +77,16 @@ if(DEFINED AVX512)
     endif()
   else()
     message(STATUS "this CPU (or compiler) does not run the AVX-512 copy: its checks skipped")
+  endif()
+endif()
+# The opt-in narrow copy of small steps (SGMCMC_NARROW_SMALL_STEPS, GCC): float d = 5 and double
+# d = 3 in 16-byte vectors, d = 37 in the AVX2 copy, all bit for bit the baseline.
+if(DEFINED NARROW)
+  run_chains(${NARROW} y y_body)
+  if(y MATCHES "small steps in 16-byte vectors")
+    must_equal("${y}" "${y_body}" "narrow")
+    message(STATUS "${n} chains with small steps in 16-byte vectors bit for bit equal")
+  else()
+    message(STATUS "this CPU (or compiler) does not run the narrow copy: its check skipped")
   endif()
 endif()

@@ -67,6 +67,30 @@ using UnalignedMap = Eigen::Map<const Vector<Scalar, N>, Eigen::Unaligned>;
 #define SGMCMC_ENGINE_INLINE
 #define SGMCMC_AVX2_COPY
 #endif
+/// Opt-in (define SGMCMC_NARROW_SMALL_STEPS), GCC on x86-64: small steps in 16-byte vectors
+/// (detail::narrow_step_fits, where the sampler dispatches its step). The model's gradient,
+/// inlined into the step, is written with Eigen's packet for its size: 16 bytes in a portable
+/// build, and in any build for sizes no larger packet divides (d = 10). The engine reads it right
+/// after; 32- or 64-byte loads of what 16-byte stores have just written wait for the stores to
+/// reach the cache (store-to-load forwarding fails), which costs a step with a cheap gradient more
+/// than the wider arithmetic saves. Not the default: the model's own vectorised loops narrow too,
+/// and sgmcmc_logreg's small posteriors took 5-20 % longer (docs/PERFORMANCE.md). Where the step
+/// is dispatched this is a second AVX2 copy; in a build for AVX2 or newer (-march=native) a copy
+/// of the step with that one preference. Clang 14 has no prefer-vector-width attribute.
+#if defined(SGMCMC_NARROW_SMALL_STEPS) && (defined(__x86_64__) || defined(__i386__)) && \
+    defined(__GNUC__) && !defined(__clang__) && !defined(SGMCMC_NO_DISPATCH) &&         \
+    (SGMCMC_DISPATCH_AVX2 || defined(__AVX2__))
+#define SGMCMC_NARROW_STEP 1
+#if SGMCMC_DISPATCH_AVX2
+#define SGMCMC_NARROW_COPY \
+  [[gnu::target("avx2,prefer-vector-width=128"), gnu::flatten, gnu::noinline]]
+#else
+#define SGMCMC_NARROW_COPY [[gnu::target("prefer-vector-width=128"), gnu::flatten, gnu::noinline]]
+#endif
+#else
+#define SGMCMC_NARROW_STEP 0
+#define SGMCMC_NARROW_COPY
+#endif
 /// Opt-in (define SGMCMC_DISPATCH_AVX512_STEP), GCC only: a third copy for AVX-512 (F, VL, BW,
 /// DQ) where the step is dispatched, with contraction into FMA switched off for that one function
 /// (GCC contracts when it optimises the function the step is inlined into, with that function's
@@ -120,6 +144,30 @@ SGMCMC_AVX2_COPY decltype(auto) call_avx2(const F& f) noexcept {
   return f();
 }
 
+/// f() with 16-byte vectors (SGMCMC_NARROW_COPY: AVX2 where the step is dispatched, else the
+/// build's instruction set), flattened likewise.
+template <class F>
+SGMCMC_NARROW_COPY decltype(auto) call_narrow(const F& f) noexcept {
+  return f();
+}
+
+/// Whether a step over this layout runs in 16-byte vectors where SGMCMC_NARROW_STEP: a position
+/// of 17 to 128 bytes (up to 16 the loads are no wider anyway, and the copy is a call) that Eigen
+/// writes with 16-byte packets (its best packet for d), and no one-scalar block (SGNHT's
+/// thermostat: its step waits on the reduction into that scalar, which narrower vectors
+/// lengthen). Measured with bench_step (GCC 12, Xeon; docs/PERFORMANCE.md).
+template <class Scalar, class Layout>
+constexpr bool narrow_step_fits() noexcept {
+  constexpr int d = Layout::dim;
+  bool scalar_block = false;
+  for (int b = 1; b < Layout::blocks; ++b) {
+    scalar_block = scalar_block || Layout::block_size(b) == 1;
+  }
+  using Packet = typename Eigen::internal::find_best_packet<Scalar, d>::type;
+  constexpr int bytes = d * int(sizeof(Scalar));
+  return bytes > 16 && bytes <= 128 && sizeof(Packet) <= 16 && !scalar_block;
+}
+
 /// f() compiled for AVX-512 without FMA contraction (SGMCMC_AVX512_COPY), flattened likewise.
 template <class F>
 SGMCMC_AVX512_COPY decltype(auto) call_avx512(const F& f) noexcept {
@@ -128,16 +176,28 @@ SGMCMC_AVX512_COPY decltype(auto) call_avx512(const F& f) noexcept {
 
 /// f() through its AVX-512 copy (opted in) or AVX2 copy where the step is dispatched and the CPU
 /// has the extensions, else as compiled for the build's baseline: the one place a step (a
-/// sampler's, a chain batch's) is dispatched.
-template <class F>
+/// sampler's, a chain batch's) is dispatched. Narrow: a small step, in 16-byte vectors where
+/// SGMCMC_NARROW_STEP (narrow_step_fits).
+template <bool Narrow = false, class F>
 decltype(auto) dispatched(const F& f) noexcept {
   if constexpr (SGMCMC_DISPATCH_AVX512 != 0) {
     if (cpu_has_avx512()) return call_avx512(f);
   }
+  constexpr bool narrow = Narrow && SGMCMC_NARROW_STEP != 0;
   if constexpr (SGMCMC_DISPATCH_AVX2 != 0) {
-    if (cpu_has_avx2()) return call_avx2(f);
+    if (cpu_has_avx2()) {
+      if constexpr (narrow) {
+        return call_narrow(f);
+      } else {
+        return call_avx2(f);
+      }
+    }
+    return f();
+  } else if constexpr (narrow) {
+    return call_narrow(f);
+  } else {
+    return f();
   }
-  return f();
 }
 
 /// n scalars rounded up to whole alignment units, so that consecutive blocks of that many

@@ -112,7 +112,9 @@ class SamplerBase {
     check_gradient_model<Model, Scalar, Dim>();
     static_assert(std::is_same_v<typename St::ShapeType, typename State::ShapeType>,
                   "sgmcmc: this is not the sampler's State or StateMap type");
-    return detail::dispatched([&]() noexcept { return derived().step_state(z, model, rng); });
+    constexpr bool narrow = detail::narrow_step_fits<Scalar, typename State::LayoutType>();
+    return detail::dispatched<narrow>(
+        [&]() noexcept { return derived().step_state(z, model, rng); });
   }
 
   /// Ok iff every parameter is valid; step() returns this otherwise.
