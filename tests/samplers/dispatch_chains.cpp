@@ -16,6 +16,16 @@
 
 using namespace sgmcmc;
 
+// Which steps the opt-in narrow copy takes (SGMCMC_NARROW_SMALL_STEPS; core/types.hpp), in every
+// build of this file: the small chains below, not d = 37, not SGNHT's (a one-scalar block), not a
+// position of 16 bytes or less.
+static_assert(detail::narrow_step_fits<float, SGLD<float, 5>::State::LayoutType>());
+static_assert(detail::narrow_step_fits<double, HMC<double, 3>::State::LayoutType>());
+static_assert(!detail::narrow_step_fits<float, SGLD<float, 37>::State::LayoutType>());
+static_assert(!detail::narrow_step_fits<double, SGHMC<double, 37>::State::LayoutType>());
+static_assert(!detail::narrow_step_fits<float, SGNHT<float, 5>::State::LayoutType>());
+static_assert(!detail::narrow_step_fits<float, SGLD<float, 3>::State::LayoutType>());
+
 namespace {
 
 /// U = Σ θ²/2 + θ⁴/40: the gradient θ + θ³/10 is the model's own arithmetic in the copied step.
