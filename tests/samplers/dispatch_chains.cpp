@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-// Prints, for a set of samplers (float d = 5 and 37, double d = 3 and 37) and a chain batch, a hash
-// of the state after 300 steps on a non-quadratic target, and which copy of the step ran. CMake
-// builds it six times: as any build would (the step dispatched at run time, core/types.hpp), with
-// SGMCMC_NO_DISPATCH (the baseline copy only) and with -mavx2 -mfma (FMA contraction: a negative
-// control whose rounding differs), and with the opt-in copies (AVX-512, narrow small steps).
-// dispatch_compare.cmake checks that the dispatched builds print the baseline's hashes and that
-// the contracted ones do not.
+// Prints, for a set of samplers (float d = 10 and 37, double d = 3 and 37) and a chain batch, a
+// hash of the state after 300 steps on a non-quadratic target, and which copy of the step ran.
+// CMake builds it six times: as any build would (the step dispatched at run time, core/types.hpp),
+// with SGMCMC_NO_DISPATCH (the baseline copy only) and with -mavx2 -mfma (FMA contraction: a
+// negative control whose rounding differs), and with the opt-in copies (AVX-512, narrow small
+// steps). dispatch_compare.cmake checks that the dispatched builds print the baseline's hashes and
+// that the contracted ones do not.
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -19,7 +19,7 @@ using namespace sgmcmc;
 // Which steps the opt-in narrow copy takes (SGMCMC_NARROW_SMALL_STEPS; core/types.hpp), in every
 // build of this file: the small chains below, not d = 37, not SGNHT's (a one-scalar block), not a
 // position of 16 bytes or less.
-static_assert(detail::narrow_step_fits<float, SGLD<float, 5>::State::LayoutType>());
+static_assert(detail::narrow_step_fits<float, SGLD<float, 10>::State::LayoutType>());
 static_assert(detail::narrow_step_fits<double, HMC<double, 3>::State::LayoutType>());
 static_assert(!detail::narrow_step_fits<float, SGLD<float, 37>::State::LayoutType>());
 static_assert(!detail::narrow_step_fits<double, SGHMC<double, 37>::State::LayoutType>());
@@ -125,7 +125,9 @@ int main() {
 #else
   std::printf("# step copy: compiled baseline only\n");
 #endif
-  all<float, 5>();  // 20 bytes: a narrow step (SGMCMC_NARROW_SMALL_STEPS), as double d = 3
+  // 40 bytes: the gradient re-stored in 32 bytes (core/model.hpp) and, with
+  // SGMCMC_NARROW_SMALL_STEPS, a narrow step, as double d = 3.
+  all<float, 10>();
   all<float, 37>();
   all<double, 3>();
   all<double, 37>();

@@ -79,7 +79,7 @@ if(DEFINED AVX512)
     message(STATUS "this CPU (or compiler) does not run the AVX-512 copy: its checks skipped")
   endif()
 endif()
-# The opt-in narrow copy of small steps (SGMCMC_NARROW_SMALL_STEPS, GCC): float d = 5 and double
+# The opt-in narrow copy of small steps (SGMCMC_NARROW_SMALL_STEPS, GCC): float d = 10 and double
 # d = 3 in 16-byte vectors, d = 37 in the AVX2 copy, all bit for bit the baseline.
 if(DEFINED NARROW)
   run_chains(${NARROW} y y_body)

@@ -91,6 +91,43 @@ constexpr void check_potential_model() noexcept {
 
 namespace detail {
 
+/// Re-stores g[0 .. Dim) 32 bytes at a time (x86-64; GCC 12 or Clang), read 16 at a time: for a
+/// position of 32 to 128 bytes that Eigen writes with 16-byte packets (its best packet for Dim:
+/// every Dim in a portable build, d = 10 natively). The engine reads the gradient right after the
+/// model has written it, in 32-byte vectors where the step runs AVX2 code, and a load that spans
+/// two pending 16-byte stores cannot be forwarded from them: it waits until they reach the cache,
+/// on the step's critical path. Loads of 16 bytes from those stores forward, and the engine's
+/// loads then forward from these 32-byte stores (docs/PERFORMANCE.md). The same values; whole
+/// 32-byte groups within Dim only, so it reads and writes nothing past the gradient.
+template <class Scalar, int Dim>
+inline void restore_in_32_bytes(Scalar* g) noexcept {
+#if (defined(__x86_64__) || defined(__i386__)) && \
+    ((defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12) || defined(__clang__))
+  constexpr int bytes = Dim * int(sizeof(Scalar));
+  using Packet = typename Eigen::internal::find_best_packet<Scalar, Dim>::type;
+  if constexpr (bytes >= 32 && bytes < 64 && sizeof(Packet) < 32) {
+    typedef Scalar Half __attribute__((vector_size(16)));   // NOLINT: GCC drops it from `using`
+    typedef Scalar Whole __attribute__((vector_size(32)));  // NOLINT
+    constexpr int n = 16 / int(sizeof(Scalar));
+    Half lo;
+    Half hi;
+    __builtin_memcpy(&lo, g, 16);
+    __builtin_memcpy(&hi, g + n, 16);
+    Whole w;
+    if constexpr (n == 4) {
+      w = __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7);
+    } else {
+      w = __builtin_shufflevector(lo, hi, 0, 1, 2, 3);
+    }
+    __builtin_memcpy(g, &w, 32);
+  } else {
+    static_cast<void>(g);
+  }
+#else
+  static_cast<void>(g);
+#endif
+}
+
 /// grad[0 .. Dim) = ∇Ũ(theta[0 .. Dim)) through the model, whichever spelling it has.
 template <class Scalar, int Dim, class Model>
 void call_gradient(const Model& model, const Scalar* theta, Scalar* grad) noexcept {
@@ -106,6 +143,7 @@ void call_gradient(const Model& model, const Scalar* theta, Scalar* grad) noexce
     VectorMap<Scalar, Dim> out(grad);
     out = g;
   }
+  restore_in_32_bytes<Scalar, Dim>(grad);
 }
 
 /// The model's U(theta), whichever spelling it has.
