@@ -91,14 +91,15 @@ constexpr void check_potential_model() noexcept {
 
 namespace detail {
 
-/// Re-stores g[0 .. Dim) 32 bytes at a time (x86-64; GCC 12 or Clang), read 16 at a time: for a
-/// position of 32 to 128 bytes that Eigen writes with 16-byte packets (its best packet for Dim:
-/// every Dim in a portable build, d = 10 natively). The engine reads the gradient right after the
-/// model has written it, in 32-byte vectors where the step runs AVX2 code, and a load that spans
-/// two pending 16-byte stores cannot be forwarded from them: it waits until they reach the cache,
-/// on the step's critical path. Loads of 16 bytes from those stores forward, and the engine's
-/// loads then forward from these 32-byte stores (docs/PERFORMANCE.md). The same values; whole
-/// 32-byte groups within Dim only, so it reads and writes nothing past the gradient.
+/// Re-stores a gradient of one 32-byte group (32 to 63 bytes: float d = 8-15, double d = 4-7) in
+/// one 32-byte store, read 16 bytes at a time (x86; GCC 12 or Clang), where Eigen's best packet
+/// for Dim is narrower (every such Dim in a portable build; float d = 9-15 and double d = 5-7
+/// natively). The engine reads the gradient right after the model has written it, in 32-byte
+/// vectors where the step runs AVX2 code, and a load that spans two pending 16-byte stores cannot
+/// be forwarded from them: it waits until they reach the cache, on the step's critical path.
+/// Loads of 16 bytes from those stores forward, and the engine's loads then forward from this
+/// store. The same values; nothing past the gradient is read or written. Two or more groups were
+/// measured slower and are left as written (docs/PERFORMANCE.md).
 template <class Scalar, int Dim>
 inline void restore_in_32_bytes(Scalar* g) noexcept {
 #if (defined(__x86_64__) || defined(__i386__)) && \
