@@ -105,8 +105,7 @@ inline void restore_in_32_bytes(Scalar* g) noexcept {
 #if (defined(__x86_64__) || defined(__i386__)) && \
     ((defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12) || defined(__clang__))
   constexpr int bytes = Dim * int(sizeof(Scalar));
-  using Packet = typename Eigen::internal::find_best_packet<Scalar, Dim>::type;
-  if constexpr (bytes >= 32 && bytes < 64 && sizeof(Packet) < 32) {
+  if constexpr (bytes >= 32 && bytes < 64 && kEigenPacketBytes<Scalar, Dim> < 32) {
     typedef Scalar Half __attribute__((vector_size(16)));   // NOLINT: GCC drops it from `using`
     typedef Scalar Whole __attribute__((vector_size(32)));  // NOLINT
     constexpr int n = 16 / int(sizeof(Scalar));

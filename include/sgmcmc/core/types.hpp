@@ -151,6 +151,13 @@ SGMCMC_NARROW_COPY decltype(auto) call_narrow(const F& f) noexcept {
   return f();
 }
 
+/// Bytes of the vector packet Eigen writes a Dim-vector of Scalar with (its best packet for Dim
+/// in this translation unit): what the narrow copy and the gradient's re-store (core/model.hpp)
+/// compare with the engine's wider loads.
+template <class Scalar, int Dim>
+inline constexpr int kEigenPacketBytes =
+    int(sizeof(typename Eigen::internal::find_best_packet<Scalar, Dim>::type));
+
 /// Whether a step over this layout runs in 16-byte vectors where SGMCMC_NARROW_STEP: a position
 /// of 17 to 128 bytes (up to 16 the loads are no wider anyway, and the copy is a call) that Eigen
 /// writes with 16-byte packets (its best packet for d), and no one-scalar block (SGNHT's
@@ -163,9 +170,8 @@ constexpr bool narrow_step_fits() noexcept {
   for (int b = 1; b < Layout::blocks; ++b) {
     scalar_block = scalar_block || Layout::block_size(b) == 1;
   }
-  using Packet = typename Eigen::internal::find_best_packet<Scalar, d>::type;
   constexpr int bytes = d * int(sizeof(Scalar));
-  return bytes > 16 && bytes <= 128 && sizeof(Packet) <= 16 && !scalar_block;
+  return bytes > 16 && bytes <= 128 && kEigenPacketBytes<Scalar, d> <= 16 && !scalar_block;
 }
 
 /// f() compiled for AVX-512 without FMA contraction (SGMCMC_AVX512_COPY), flattened likewise.
@@ -186,18 +192,13 @@ decltype(auto) dispatched(const F& f) noexcept {
   constexpr bool narrow = Narrow && SGMCMC_NARROW_STEP != 0;
   if constexpr (SGMCMC_DISPATCH_AVX2 != 0) {
     if (cpu_has_avx2()) {
-      if constexpr (narrow) {
-        return call_narrow(f);
-      } else {
-        return call_avx2(f);
-      }
+      if constexpr (narrow) return call_narrow(f);
+      return call_avx2(f);
     }
-    return f();
   } else if constexpr (narrow) {
     return call_narrow(f);
-  } else {
-    return f();
   }
+  return f();
 }
 
 /// n scalars rounded up to whole alignment units, so that consecutive blocks of that many
