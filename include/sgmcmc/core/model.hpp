@@ -91,35 +91,104 @@ constexpr void check_potential_model() noexcept {
 
 namespace detail {
 
-/// Re-stores a gradient of one 32-byte group (32 to 63 bytes: float d = 8-15, double d = 4-7) in
-/// one 32-byte store, read 16 bytes at a time (x86; GCC 12 or Clang), where Eigen's best packet
-/// for Dim is narrower (every such Dim in a portable build; float d = 9-15 and double d = 5-7
-/// natively). The engine reads the gradient right after the model has written it, in 32-byte
-/// vectors where the step runs AVX2 code, and a load that spans two pending 16-byte stores cannot
-/// be forwarded from them: it waits until they reach the cache, on the step's critical path.
-/// Loads of 16 bytes from those stores forward, and the engine's loads then forward from this
-/// store. The same values; nothing past the gradient is read or written. Two or more groups were
-/// measured slower and are left as written (docs/PERFORMANCE.md).
-template <class Scalar, int Dim>
-inline void restore_in_32_bytes(Scalar* g) noexcept {
 #if (defined(__x86_64__) || defined(__i386__)) && \
     ((defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12) || defined(__clang__))
+/// Whether call_gradient can re-store the gradient (restore_for_wide_loads, below).
+#define SGMCMC_RESTORE_GRADIENT 1
+/// out = lo and hi joined: two vectors of n lanes into one of 2n (GCC 12 or Clang vector
+/// extensions; wider vectors by reference only, since a baseline translation unit has no ABI for
+/// them).
+template <class Narrow, class Wider>
+[[gnu::always_inline]] inline void join_vectors(const Narrow& lo, const Narrow& hi,
+                                                Wider& out) noexcept {
+  constexpr int lanes = int(sizeof(Narrow) / sizeof(lo[0]));
+  static_assert(lanes == 2 || lanes == 4 || lanes == 8, "join_vectors: 2, 4 or 8 lanes");
+  if constexpr (lanes == 2) {
+    out = __builtin_shufflevector(lo, hi, 0, 1, 2, 3);
+  } else if constexpr (lanes == 4) {
+    out = __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7);
+  } else {
+    out = __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  }
+}
+
+/// The first `bytes` (32 or 64) bytes of g read 16 at a time, joined, and stored in one store.
+template <int bytes, class Scalar>
+[[gnu::always_inline]] inline void restore_group(Scalar* g) noexcept {
+  typedef Scalar V16 __attribute__((vector_size(16)));  // NOLINT: GCC drops it from `using`
+  typedef Scalar V32 __attribute__((vector_size(32)));  // NOLINT
+  typedef Scalar V64 __attribute__((vector_size(64)));  // NOLINT
+  constexpr int n = 16 / int(sizeof(Scalar));
+  V16 p[bytes / 16];
+  for (int i = 0; i < bytes / 16; ++i) {
+    __builtin_memcpy(&p[i], g + i * n, 16);
+  }
+  V32 lo;
+  join_vectors(p[0], p[1], lo);
+  if constexpr (bytes == 32) {
+    __builtin_memcpy(g, &lo, 32);
+  } else {
+    V32 hi;
+    join_vectors(p[2], p[3], hi);
+    V64 w;
+    join_vectors(lo, hi, w);
+    __builtin_memcpy(g, &w, 64);
+  }
+}
+
+/// The engine's widest loads: 64 bytes where the translation unit has AVX-512, else 32.
+#ifdef __AVX512F__
+inline constexpr int kRestoreBytes = 64;
+#else
+inline constexpr int kRestoreBytes = 32;
+#endif
+#else
+#define SGMCMC_RESTORE_GRADIENT 0
+inline constexpr int kRestoreBytes = 0;
+#endif
+
+/// Whether call_gradient re-stores a gradient of Dim Scalars (restore_for_wide_loads): at most
+/// 512 bytes, with at least one 64-byte group (where kRestoreBytes is 64) or 32-byte group that
+/// Eigen writes in narrower packets.
+template <class Scalar, int Dim>
+constexpr bool restores_gradient() noexcept {
   constexpr int bytes = Dim * int(sizeof(Scalar));
-  if constexpr (bytes >= 32 && bytes < 64 && kEigenPacketBytes<Scalar, Dim> < 32) {
-    typedef Scalar Half __attribute__((vector_size(16)));   // NOLINT: GCC drops it from `using`
-    typedef Scalar Whole __attribute__((vector_size(32)));  // NOLINT
-    constexpr int n = 16 / int(sizeof(Scalar));
-    Half lo;
-    Half hi;
-    __builtin_memcpy(&lo, g, 16);
-    __builtin_memcpy(&hi, g + n, 16);
-    Whole w;
-    if constexpr (n == 4) {
-      w = __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7);
-    } else {
-      w = __builtin_shufflevector(lo, hi, 0, 1, 2, 3);
+  constexpr int packet = kEigenPacketBytes<Scalar, Dim>;
+  return kRestoreBytes > 0 && bytes <= 512 &&
+         ((kRestoreBytes == 64 && bytes >= 64 && packet < 64) || (bytes >= 32 && packet < 32));
+}
+template <class Scalar, int Dim>
+inline constexpr bool kRestoresGradient = restores_gradient<Scalar, Dim>();
+
+/// Re-stores a gradient of 32 to 512 bytes in the engine's vector width (x86; GCC 12 or Clang):
+/// 32-byte groups, or 64-byte ones where the translation unit has AVX-512 (then 32 for what is
+/// left), each read 16 bytes at a time and stored whole, where Eigen's best packet for Dim is
+/// narrower than the group. The engine reads the gradient right after the model has written it,
+/// in 32-byte vectors where the step runs AVX2 code (64 natively with AVX-512 preferred), and a
+/// load that spans two pending narrower stores cannot be forwarded from them: it waits until they
+/// reach the cache, on the step's critical path. Loads of 16 bytes from Eigen's stores forward,
+/// and the engine's loads then forward from these. The same values; nothing past the gradient is
+/// read or written. Above 512 bytes the extra pass measured slower than the stall it removes
+/// (docs/PERFORMANCE.md). Works only inlined into the step's copy (call_gradient is forced inline
+/// there): compiled for the baseline, a 32-byte store is two 16-byte ones.
+template <class Scalar, int Dim>
+[[gnu::always_inline]] inline void restore_for_wide_loads(Scalar* g) noexcept {
+#if SGMCMC_RESTORE_GRADIENT
+  if constexpr (kRestoresGradient<Scalar, Dim>) {
+    constexpr int wide = kRestoreBytes;
+    constexpr int packet = kEigenPacketBytes<Scalar, Dim>;
+    constexpr int s = int(sizeof(Scalar));
+    int k = 0;
+    if constexpr (wide == 64 && packet < 64) {
+      for (; (k + 64 / s) <= Dim; k += 64 / s) {
+        restore_group<64>(g + k);
+      }
     }
-    __builtin_memcpy(g, &w, 32);
+    if constexpr (packet < 32) {
+      for (; (k + 32 / s) <= Dim; k += 32 / s) {
+        restore_group<32>(g + k);
+      }
+    }
   } else {
     static_cast<void>(g);
   }
@@ -128,22 +197,51 @@ inline void restore_in_32_bytes(Scalar* g) noexcept {
 #endif
 }
 
-/// grad[0 .. Dim) = ∇Ũ(theta[0 .. Dim)) through the model, whichever spelling it has.
+/// The model's gradient where it takes and writes Eigen vectors (HasVectorGradient) rather than
+/// maps; inlined into call_gradient, as it was written there before.
 template <class Scalar, int Dim, class Model>
-void call_gradient(const Model& model, const Scalar* theta, Scalar* grad) noexcept {
+[[gnu::always_inline]] inline void vector_gradient(const Model& model, const Scalar* theta,
+                                                   Scalar* grad) noexcept {
+  const Vector<Scalar, Dim> th = ConstVectorMap<Scalar, Dim>(theta);
+  Vector<Scalar, Dim> g;
+  model.gradient(th, g);
+  VectorMap<Scalar, Dim> out(grad);
+  out = g;
+}
+
+/// grad[0 .. Dim) = ∇Ũ(theta[0 .. Dim)) through the model, whichever spelling it has, then
+/// re-stored for the engine's wide loads where that pays (kRestoresGradient). Only there is it
+/// forced into the caller, the step's copy, model and all: the re-store is wide only in that copy,
+/// and GCC's heuristics had left this call out of line, as baseline code, in some steps (float
+/// d = 32 in bench_step). Elsewhere it is left to GCC (forced inline, or with the model's call in
+/// a forced-inline helper, GCC left the model's Eigen copy out of line in HMC at double d = 100
+/// in bench_step: 25 % slower).
+template <class Scalar, int Dim, class Model>
+SGMCMC_ENGINE_INLINE inline std::enable_if_t<kRestoresGradient<Scalar, Dim>> call_gradient(
+    const Model& model, const Scalar* theta, Scalar* grad) noexcept {
   check_gradient_model<Model, Scalar, Dim>();
   if constexpr (HasMapGradient<Model, Scalar, Dim>::value) {
     const ConstVectorMap<Scalar, Dim> th(theta);
     VectorMap<Scalar, Dim> g(grad);
     model.gradient(th, g);
   } else {
-    const Vector<Scalar, Dim> th = ConstVectorMap<Scalar, Dim>(theta);
-    Vector<Scalar, Dim> g;
-    model.gradient(th, g);
-    VectorMap<Scalar, Dim> out(grad);
-    out = g;
+    vector_gradient<Scalar, Dim>(model, theta, grad);
   }
-  restore_in_32_bytes<Scalar, Dim>(grad);
+  restore_for_wide_loads<Scalar, Dim>(grad);
+}
+
+template <class Scalar, int Dim, class Model>
+std::enable_if_t<!kRestoresGradient<Scalar, Dim>> call_gradient(const Model& model,
+                                                                const Scalar* theta,
+                                                                Scalar* grad) noexcept {
+  check_gradient_model<Model, Scalar, Dim>();
+  if constexpr (HasMapGradient<Model, Scalar, Dim>::value) {
+    const ConstVectorMap<Scalar, Dim> th(theta);
+    VectorMap<Scalar, Dim> g(grad);
+    model.gradient(th, g);
+  } else {
+    vector_gradient<Scalar, Dim>(model, theta, grad);
+  }
 }
 
 /// The model's U(theta), whichever spelling it has.
