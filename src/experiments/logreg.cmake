@@ -25,6 +25,12 @@ template void sgmcmc::logreg::run_posterior<${dim}>(const PosteriorInput&,
   target_link_libraries(sgmcmc_logreg_core PUBLIC sgmcmc::sgmcmc sgmcmc::host sgmcmc_csv
                         PRIVATE sgmcmc_warnings)
   target_compile_options(sgmcmc_logreg_core PRIVATE -fno-exceptions -fno-rtti)
+  # Each dimension's unit instantiates a dozen samplers; GCC's budget for inlining in one unit
+  # (inline-unit-growth, 40 % by default) then runs out and leaves the model's Eigen kernels out of
+  # the dispatched step copies, as baseline code called per data point (docs/PERFORMANCE.md).
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    target_compile_options(sgmcmc_logreg_core PRIVATE --param=inline-unit-growth=100)
+  endif()
 
   # The program needs sgmcmc_common (src/common), which exists when the examples are built.
   if(SGMCMC_BUILD_EXAMPLES)

@@ -197,36 +197,35 @@ template <class Scalar, int Dim>
 #endif
 }
 
-/// The model's gradient where it takes and writes Eigen vectors (HasVectorGradient) rather than
-/// maps; inlined into call_gradient, as it was written there before.
+/// grad[0 .. Dim) = ∇Ũ(theta[0 .. Dim)) through the model, whichever spelling it has.
 template <class Scalar, int Dim, class Model>
-[[gnu::always_inline]] inline void vector_gradient(const Model& model, const Scalar* theta,
-                                                   Scalar* grad) noexcept {
-  const Vector<Scalar, Dim> th = ConstVectorMap<Scalar, Dim>(theta);
-  Vector<Scalar, Dim> g;
-  model.gradient(th, g);
-  VectorMap<Scalar, Dim> out(grad);
-  out = g;
-}
-
-/// grad[0 .. Dim) = ∇Ũ(theta[0 .. Dim)) through the model, whichever spelling it has, then
-/// re-stored for the engine's wide loads where that pays (kRestoresGradient). Only there is it
-/// forced into the caller, the step's copy, model and all: the re-store is wide only in that copy,
-/// and GCC's heuristics had left this call out of line, as baseline code, in some steps (float
-/// d = 32 in bench_step). Elsewhere it is left to GCC (forced inline, or with the model's call in
-/// a forced-inline helper, GCC left the model's Eigen copy out of line in HMC at double d = 100
-/// in bench_step: 25 % slower).
-template <class Scalar, int Dim, class Model>
-SGMCMC_ENGINE_INLINE inline std::enable_if_t<kRestoresGradient<Scalar, Dim>> call_gradient(
-    const Model& model, const Scalar* theta, Scalar* grad) noexcept {
+void model_gradient(const Model& model, const Scalar* theta, Scalar* grad) noexcept {
   check_gradient_model<Model, Scalar, Dim>();
   if constexpr (HasMapGradient<Model, Scalar, Dim>::value) {
     const ConstVectorMap<Scalar, Dim> th(theta);
     VectorMap<Scalar, Dim> g(grad);
     model.gradient(th, g);
   } else {
-    vector_gradient<Scalar, Dim>(model, theta, grad);
+    const Vector<Scalar, Dim> th = ConstVectorMap<Scalar, Dim>(theta);
+    Vector<Scalar, Dim> g;
+    model.gradient(th, g);
+    VectorMap<Scalar, Dim> out(grad);
+    out = g;
   }
+}
+
+/// model_gradient, then re-stored for the engine's wide loads where that pays
+/// (kRestoresGradient). Then this call is forced into the caller, the step's copy, since the
+/// re-store is wide only there (GCC's heuristics had kept it out of line, as baseline code, at
+/// float d = 32 in bench_step); the model's own call is left to GCC. Forcing the model inline as
+/// well made bench_step's small steps faster still (SGLD float d = 32 23 → 21.5 ns) but spends
+/// more of the unit's inlining budget, which real models need (docs/PERFORMANCE.md); forcing
+/// this call inline where nothing is re-stored made GCC leave the model's Eigen copy out of line
+/// in HMC at double d = 100 (25 % slower).
+template <class Scalar, int Dim, class Model>
+SGMCMC_ENGINE_INLINE inline std::enable_if_t<kRestoresGradient<Scalar, Dim>> call_gradient(
+    const Model& model, const Scalar* theta, Scalar* grad) noexcept {
+  model_gradient<Scalar, Dim>(model, theta, grad);
   restore_for_wide_loads<Scalar, Dim>(grad);
 }
 
@@ -234,14 +233,7 @@ template <class Scalar, int Dim, class Model>
 std::enable_if_t<!kRestoresGradient<Scalar, Dim>> call_gradient(const Model& model,
                                                                 const Scalar* theta,
                                                                 Scalar* grad) noexcept {
-  check_gradient_model<Model, Scalar, Dim>();
-  if constexpr (HasMapGradient<Model, Scalar, Dim>::value) {
-    const ConstVectorMap<Scalar, Dim> th(theta);
-    VectorMap<Scalar, Dim> g(grad);
-    model.gradient(th, g);
-  } else {
-    vector_gradient<Scalar, Dim>(model, theta, grad);
-  }
+  model_gradient<Scalar, Dim>(model, theta, grad);
 }
 
 /// The model's U(theta), whichever spelling it has.
