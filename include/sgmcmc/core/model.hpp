@@ -91,9 +91,12 @@ constexpr void check_potential_model() noexcept {
 
 namespace detail {
 
-#if (defined(__x86_64__) || defined(__i386__)) && \
-    ((defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12) || defined(__clang__))
-/// Whether call_gradient can re-store the gradient (restore_for_wide_loads, below).
+#if (defined(__x86_64__) || defined(__i386__)) &&                                           \
+    ((defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12) || defined(__clang__)) && \
+    (defined(__AVX__) || SGMCMC_DISPATCH_AVX2)
+/// Whether call_gradient can re-store the gradient (restore_for_wide_loads, below): x86 with
+/// GCC 12 or Clang, where the step runs 32-byte or wider loads (a native AVX build, or an AVX2
+/// copy of the dispatched step; a baseline-only build has none to serve).
 #define SGMCMC_RESTORE_GRADIENT 1
 /// out = lo and hi joined: two vectors of n lanes into one of 2n (GCC 12 or Clang vector
 /// extensions; wider vectors by reference only, since a baseline translation unit has no ABI for
@@ -115,9 +118,8 @@ template <class Narrow, class Wider>
 /// The first `bytes` (32 or 64) bytes of g read 16 at a time, joined, and stored in one store.
 template <int bytes, class Scalar>
 [[gnu::always_inline]] inline void restore_group(Scalar* g) noexcept {
-  typedef Scalar V16 __attribute__((vector_size(16)));  // NOLINT: GCC drops it from `using`
-  typedef Scalar V32 __attribute__((vector_size(32)));  // NOLINT
-  typedef Scalar V64 __attribute__((vector_size(64)));  // NOLINT
+  using V16 = typename GnuVector<Scalar, 16>::type;
+  using V32 = typename GnuVector<Scalar, 32>::type;
   constexpr int n = 16 / int(sizeof(Scalar));
   V16 p[bytes / 16];
   for (int i = 0; i < bytes / 16; ++i) {
@@ -130,7 +132,7 @@ template <int bytes, class Scalar>
   } else {
     V32 hi;
     join_vectors(p[2], p[3], hi);
-    V64 w;
+    typename GnuVector<Scalar, 64>::type w;
     join_vectors(lo, hi, w);
     __builtin_memcpy(g, &w, 64);
   }
@@ -175,26 +177,17 @@ template <class Scalar, int Dim>
 [[gnu::always_inline]] inline void restore_for_wide_loads(Scalar* g) noexcept {
 #if SGMCMC_RESTORE_GRADIENT
   if constexpr (kRestoresGradient<Scalar, Dim>) {
-    constexpr int wide = kRestoreBytes;
-    constexpr int packet = kEigenPacketBytes<Scalar, Dim>;
     constexpr int s = int(sizeof(Scalar));
     int k = 0;
-    if constexpr (wide == 64 && packet < 64) {
-      for (; (k + 64 / s) <= Dim; k += 64 / s) {
-        restore_group<64>(g + k);
-      }
+    if constexpr (kRestoreBytes == 64 && kEigenPacketBytes<Scalar, Dim> < 64) {
+      for (; k + 64 / s <= Dim; k += 64 / s) restore_group<64>(g + k);
     }
-    if constexpr (packet < 32) {
-      for (; (k + 32 / s) <= Dim; k += 32 / s) {
-        restore_group<32>(g + k);
-      }
+    if constexpr (kEigenPacketBytes<Scalar, Dim> < 32) {
+      for (; k + 32 / s <= Dim; k += 32 / s) restore_group<32>(g + k);
     }
-  } else {
-    static_cast<void>(g);
   }
-#else
-  static_cast<void>(g);
 #endif
+  static_cast<void>(g);
 }
 
 /// grad[0 .. Dim) = ∇Ũ(theta[0 .. Dim)) through the model, whichever spelling it has.

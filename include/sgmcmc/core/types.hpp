@@ -151,6 +151,18 @@ SGMCMC_NARROW_COPY decltype(auto) call_narrow(const F& f) noexcept {
   return f();
 }
 
+#if defined(__GNUC__)
+/// Bytes bytes of Scalar as one generic vector of GCC and Clang (vector extensions): lowered to
+/// the registers of the function it is compiled in (one AVX register in the step's AVX2 copy, two
+/// SSE2 registers in the baseline), whereas Eigen's packets are fixed by the build's flags.
+/// Element-wise IEEE arithmetic, so values do not depend on the lowering. Pass vectors wider than
+/// 16 bytes by reference or through memory: a baseline unit has no ABI for them.
+template <class Scalar, int Bytes>
+struct GnuVector {
+  typedef Scalar type __attribute__((vector_size(Bytes)));  // NOLINT: GCC drops it from `using`
+};
+#endif
+
 /// Bytes of the vector packet Eigen writes a Dim-vector of Scalar with (its best packet for Dim
 /// in this translation unit): what the narrow copy and the gradient's re-store (core/model.hpp)
 /// compare with the engine's wider loads.

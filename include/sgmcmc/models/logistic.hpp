@@ -62,20 +62,10 @@ Scalar sigmoid_lane(Scalar x, Scalar lowest) noexcept {
 #if defined(__GNUC__)
 template <int Dim>
 inline constexpr bool kWideRows = Dim >= 32;
-/// 32 bytes of S as one generic vector of GCC and Clang: lowered to one AVX register where the
-/// step's AVX2 copy runs and to two SSE2 registers in the baseline, whereas Eigen's packets are
-/// fixed by the build's flags (SSE2 in a portable build). Element-wise IEEE arithmetic, so the
-/// value does not depend on the lowering.
+/// 32 bytes of S as one GCC/Clang generic vector (detail::GnuVector): one AVX register where the
+/// step's AVX2 copy runs, two SSE2 registers in the baseline.
 template <class S>
-struct Wide;
-template <>
-struct Wide<float> {
-  typedef float type __attribute__((vector_size(32)));
-};
-template <>
-struct Wide<double> {
-  typedef double type __attribute__((vector_size(32)));
-};
+using Wide = detail::GnuVector<S, 32>;
 
 /// xᵀb over Dim terms in a fixed order: two vector accumulators over blocks of two vectors, one
 /// more vector if one fits, the accumulators added, their lanes added pairwise (l with l + W/2,
