@@ -210,13 +210,33 @@ void BM_Step(benchmark::State& state) {
   }
 }
 
-/// A bare HMC transition written here with Eigen maps and the floor's generator: refresh, the
-/// potential, L leapfrog steps, the Metropolis test. What the library's HMC is compared with.
-template <class Scalar, int D>
+/// A uniform in (0, 1) for the bare loops' Metropolis tests and leaf choices, written here
+/// (splitmix64; shares nothing with the library's generators).
+struct BareUniform {
+  std::uint64_t s = 0x2545F4914F6CDD1DULL;
+  template <class Scalar>
+  Scalar next() noexcept {
+    std::uint64_t z = (s += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    z ^= z >> 31;
+    return (static_cast<Scalar>(z >> 11) + Scalar(0.5)) * Scalar(1.0 / 9007199254740992.0);
+  }
+};
+
+/// A bare HMC transition written here as a user would write it: the floor's generator for the
+/// refresh, the potential, L leapfrog steps with Eigen, the exact Metropolis test (std::exp).
+/// Two spellings, both timed, the faster one the floor: fixed-size vectors in local variables
+/// (Local: the compiler may keep them in registers for the whole trajectory, fastest at small d)
+/// and maps over heap buffers (fastest at d = 100 here, where locals spill). What the library's
+/// HMC is compared with.
+template <class Scalar, int D, bool Local>
 struct BareHMC {
-  using Map = Eigen::Map<Eigen::Matrix<Scalar, D, 1>, Eigen::Aligned16>;
-  Buffer<Scalar> theta{D}, r{D}, g{D}, theta0{D};
+  using Vec = Eigen::Matrix<Scalar, D, 1>;
+  using Map = Eigen::Map<Vec, Eigen::Aligned16>;
+  Buffer<Scalar> theta{D}, r{D}, g{D}, theta1{D};
   FloorRng rng;
+  BareUniform uniform;
   Scalar h = Scalar(0.1);
   int steps = 10;
   std::int64_t accepted = 0;
@@ -225,31 +245,56 @@ struct BareHMC {
     floor_rng_init(&rng, 99);
     Map(theta.p).setConstant(Scalar(0.5));
   }
+  template <class V>
+  Scalar trajectory(V& th1, V& mom, V& grad) const noexcept {
+    grad = th1;  // ∇U for U = θᵀθ/2
+    const Scalar h0 = th1.squaredNorm() / 2 + mom.squaredNorm() / 2;
+    for (int l = 0; l < steps; ++l) {
+      mom -= (h / 2) * grad;
+      th1 += h * mom;
+      grad = th1;
+      mom -= (h / 2) * grad;
+    }
+    return th1.squaredNorm() / 2 + mom.squaredNorm() / 2 - h0;
+  }
   [[gnu::noinline]] void transitions(std::int64_t count) noexcept {
-    Map th(theta.p), mom(r.p), grad(g.p), th0(theta0.p);
     benchmark::DoNotOptimize(count);
-    for (std::int64_t c = 0; c < count; ++c) {
-      floor_normals(&rng, r.p, D);
-      th0 = th;
-      grad = th;
-      const Scalar h0 = th.squaredNorm() / 2 + mom.squaredNorm() / 2;
-      for (int l = 0; l < steps; ++l) {
-        mom -= (h / 2) * grad;
-        th += h * mom;
-        grad = th;
-        mom -= (h / 2) * grad;
+    if constexpr (Local) {
+      Vec th = Map(theta.p);
+      for (std::int64_t c = 0; c < count; ++c) {
+        floor_normals(&rng, r.p, D);
+        Vec mom = Map(r.p);
+        Vec th1 = th;
+        Vec grad;
+        const Scalar dh = trajectory(th1, mom, grad);
+        if (uniform.next<Scalar>() < std::exp(-dh)) {
+          th = th1;
+          ++accepted;
+        }
       }
-      const Scalar h1 = th.squaredNorm() / 2 + mom.squaredNorm() / 2;
-      Scalar u;
-      floor_normals(&rng, &u, 1);
-      if (h1 - h0 > Scalar(0) && std::abs(u) < std::sqrt(Scalar(2)) * (h1 - h0) / 4) {
-        th = th0;  // a rejection rule of comparable cost (the bare loop needs no exact test)
-      } else {
-        ++accepted;
+      Map(theta.p) = th;
+    } else {
+      Map th(theta.p), th1(theta1.p), mom(r.p), grad(g.p);
+      for (std::int64_t c = 0; c < count; ++c) {
+        floor_normals(&rng, r.p, D);
+        th1 = th;
+        const Scalar dh = trajectory(th1, mom, grad);
+        if (uniform.next<Scalar>() < std::exp(-dh)) {
+          th = th1;
+          ++accepted;
+        }
       }
     }
     benchmark::DoNotOptimize(theta.p);
   }
+};
+
+/// The bare loop's time for `count` units, the faster of its two spellings, each timed in two
+/// halves around the library's run (before: `first` units, after: the rest).
+struct BareTimes {
+  std::int64_t local = 0;
+  std::int64_t mapped = 0;
+  std::int64_t best() const noexcept { return local < mapped ? local : mapped; }
 };
 
 /// HMC per leapfrog step (L = 10, h = 0.1) against the bare loop, in one benchmark.
@@ -264,15 +309,20 @@ void BM_HMC(benchmark::State& state) {
   sgmcmc::host::Rng rng(5);
   auto z = std::make_unique<typename S::State>();
   static_cast<void>(sampler.start(*z, sgmcmc::Vector<Scalar, D>::Constant(Scalar(0.5))));
-  BareHMC<Scalar, D> bare;
+  BareHMC<Scalar, D, true> bare_local;
+  BareHMC<Scalar, D, false> bare_mapped;
   const std::int64_t first = state.max_iterations / 2;
-  std::int64_t bare_time = timed([&] { bare.transitions(first); });
+  BareTimes bare;
+  bare.local += timed([&] { bare_local.transitions(first); });
+  bare.mapped += timed([&] { bare_mapped.transitions(first); });
   std::int64_t failures = 0;
   const std::int64_t t0 = thread_ns();
   while (state.KeepRunningBatch(1)) failures += run_steps(sampler, *z, model, rng, 1);
   const std::int64_t lib_time = thread_ns() - t0;
   const std::int64_t iters = static_cast<std::int64_t>(state.iterations());
-  bare_time += timed([&] { bare.transitions(iters - first); });
+  bare.local += timed([&] { bare_local.transitions(iters - first); });
+  bare.mapped += timed([&] { bare_mapped.transitions(iters - first); });
+  const std::int64_t bare_time = bare.best();
   if (failures != 0) {
     state.SkipWithError("a step failed");
     return;
@@ -284,13 +334,16 @@ void BM_HMC(benchmark::State& state) {
 }
 
 /// A bare NUTS leaf written here: one leapfrog step plus what every NUTS leaf needs (U and K at
-/// the new point, the leaf's weight e^{H₀ − H} and one uniform for the streaming choice). What
-/// the library's NUTS is compared with per leapfrog step.
-template <class Scalar, int D>
+/// the new point, the leaf's weight e^{H₀ − H}, one uniform and the streaming multinomial choice),
+/// in the same two spellings as BareHMC. What the library's NUTS is compared with per leapfrog
+/// step.
+template <class Scalar, int D, bool Local>
 struct BareLeaves {
-  using Map = Eigen::Map<Eigen::Matrix<Scalar, D, 1>, Eigen::Aligned16>;
-  Buffer<Scalar> theta{D}, r{D}, g{D};
+  using Vec = Eigen::Matrix<Scalar, D, 1>;
+  using Map = Eigen::Map<Vec, Eigen::Aligned16>;
+  Buffer<Scalar> theta{D}, r{D}, g{D}, pick{D};
   FloorRng rng;
+  BareUniform uniform;
   Scalar h = Scalar(0.1);
   Scalar weight = Scalar(0);
 
@@ -298,10 +351,8 @@ struct BareLeaves {
     floor_rng_init(&rng, 98);
     Map(theta.p).setConstant(Scalar(0.5));
   }
-  [[gnu::noinline]] void leaves(std::int64_t count) noexcept {
-    Map th(theta.p), mom(r.p), grad(g.p);
-    benchmark::DoNotOptimize(count);
-    floor_normals(&rng, r.p, D);
+  template <class V>
+  void run(std::int64_t count, V& th, V& mom, V& grad, V& chosen) noexcept {
     grad = th;
     const Scalar h0 = th.squaredNorm() / 2 + mom.squaredNorm() / 2;
     for (std::int64_t c = 0; c < count; ++c) {
@@ -309,11 +360,23 @@ struct BareLeaves {
       th += h * mom;
       grad = th;
       mom -= (h / 2) * grad;
-      const Scalar delta = th.squaredNorm() / 2 + mom.squaredNorm() / 2 - h0;
-      Scalar u;
-      floor_normals(&rng, &u, 1);
-      weight += std::exp(-std::abs(delta)) * (u > 0 ? Scalar(1) : Scalar(0.5));
+      const Scalar w = std::exp(h0 - th.squaredNorm() / 2 - mom.squaredNorm() / 2);
+      weight += w;
+      if (uniform.next<Scalar>() * weight < w) chosen = th;
     }
+  }
+  [[gnu::noinline]] void leaves(std::int64_t count) noexcept {
+    benchmark::DoNotOptimize(count);
+    floor_normals(&rng, r.p, D);
+    if constexpr (Local) {
+      Vec th = Map(theta.p), mom = Map(r.p), grad, chosen = th;
+      run(count, th, mom, grad, chosen);
+      Map(pick.p) = chosen;
+    } else {
+      Map th(theta.p), mom(r.p), grad(g.p), chosen(pick.p);
+      run(count, th, mom, grad, chosen);
+    }
+    benchmark::DoNotOptimize(pick.p);
     benchmark::DoNotOptimize(weight);
   }
 };
@@ -329,7 +392,8 @@ void BM_NUTS(benchmark::State& state) {
   sgmcmc::host::Rng rng(6);
   auto z = std::make_unique<typename S::State>();
   static_cast<void>(sampler.start(*z, sgmcmc::Vector<Scalar, D>::Constant(Scalar(0.5))));
-  BareLeaves<Scalar, D> bare;
+  BareLeaves<Scalar, D, true> bare_local;
+  BareLeaves<Scalar, D, false> bare_mapped;
   std::int64_t leapfrogs = 0;
   std::int64_t failures = 0;
   const std::int64_t t0 = thread_ns();
@@ -338,7 +402,10 @@ void BM_NUTS(benchmark::State& state) {
     leapfrogs += z->extra().leapfrog_steps;
   }
   const std::int64_t lib_time = thread_ns() - t0;
-  const std::int64_t bare_time = timed([&] { bare.leaves(leapfrogs); });
+  BareTimes bare;
+  bare.local = timed([&] { bare_local.leaves(leapfrogs); });
+  bare.mapped = timed([&] { bare_mapped.leaves(leapfrogs); });
+  const std::int64_t bare_time = bare.best();
   if (failures != 0 || leapfrogs == 0) {
     state.SkipWithError("a step failed");
     return;
