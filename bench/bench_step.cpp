@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <memory>
 #include <random>
 #include <string>
@@ -210,6 +211,85 @@ void BM_Step(benchmark::State& state) {
   }
 }
 
+/// A plain SGNHT step written here (Ding et al. 2014, the library's order: momentum, position,
+/// thermostat): d floor normals, then one loop r_i += h(−g_i − ξ r_i) + √(2Ah) ζ_i, θ_i += h r_i
+/// with g = θ, summing r_i² in 64 bytes' worth of partial sums, then ξ += h(Σ r_i² / d − 1). The
+/// same arithmetic as the library's SGNHT step with the floor's generator: what the thermostat's
+/// recurrence costs any implementation, beside the library's step.
+template <class Scalar, int D>
+struct PlainSGNHT {
+  static constexpr int W = 64 / int(sizeof(Scalar));
+  Buffer<Scalar> theta{D}, r{D}, zeta{D};
+  FloorRng rng;
+  Scalar xi = Scalar(1);
+  Scalar h = Scalar(1e-2);
+  Scalar sigma = std::sqrt(Scalar(2) * Scalar(1e-2));
+
+  PlainSGNHT() {
+    floor_rng_init(&rng, 96);
+    for (int i = 0; i < D; ++i) theta.p[i] = Scalar(0.5);
+  }
+  [[gnu::noinline]] void steps(std::int64_t count) noexcept {
+    benchmark::DoNotOptimize(count);
+    Scalar* __restrict th = theta.p;
+    Scalar* __restrict mom = r.p;
+    const Scalar* __restrict z = zeta.p;
+    for (std::int64_t c = 0; c < count; ++c) {
+      floor_normals(&rng, zeta.p, D);
+      Scalar part[W] = {};
+      const Scalar x = xi;
+      int i = 0;
+      for (; i + W <= D; i += W) {
+        for (int l = 0; l < W; ++l) {
+          const Scalar v = mom[i + l] + h * (-th[i + l] - x * mom[i + l]) + sigma * z[i + l];
+          mom[i + l] = v;
+          th[i + l] += h * v;
+          part[l] += v * v;
+        }
+      }
+      for (; i < D; ++i) {
+        const Scalar v = mom[i] + h * (-th[i] - x * mom[i]) + sigma * z[i];
+        mom[i] = v;
+        th[i] += h * v;
+        part[0] += v * v;
+      }
+      Scalar sum = 0;
+      for (int l = 0; l < W; ++l) sum += part[l];
+      xi = x + h * (sum / Scalar(D) - Scalar(1));
+    }
+    benchmark::DoNotOptimize(theta.p);
+    benchmark::DoNotOptimize(xi);
+  }
+};
+
+/// SGNHT (default parameters) per step against the plain SGNHT above.
+template <class Scalar, int D>
+void BM_SGNHT_PLAIN(benchmark::State& state) {
+  using S = sgmcmc::SGNHT<Scalar, D>;
+  const S sampler{typename S::Params{}};
+  const Quadratic model;
+  sgmcmc::host::Rng rng(20240611u);
+  auto z = std::make_unique<typename S::State>();
+  static_cast<void>(sampler.start(*z, sgmcmc::Vector<Scalar, D>::Constant(Scalar(0.5))));
+  PlainSGNHT<Scalar, D> plain;
+  const std::int64_t first = state.max_iterations / 2;
+  std::int64_t plain_time = timed([&] { plain.steps(first); });
+  std::int64_t failures = 0;
+  const std::int64_t t0 = thread_ns();
+  while (state.KeepRunningBatch(kBatch)) failures += run_steps(sampler, *z, model, rng, kBatch);
+  const std::int64_t lib_time = thread_ns() - t0;
+  const std::int64_t iters = static_cast<std::int64_t>(state.iterations());
+  plain_time += timed([&] { plain.steps(iters - first); });
+  if (failures != 0) {
+    state.SkipWithError("a step failed");
+    return;
+  }
+  const double units = static_cast<double>(iters);
+  state.counters["step_ns"] = static_cast<double>(lib_time) / units;
+  state.counters["floor_ns"] = static_cast<double>(plain_time) / units;
+  state.counters["ratio"] = static_cast<double>(lib_time) / static_cast<double>(plain_time);
+}
+
 /// A uniform in (0, 1) for the bare loops' Metropolis tests and leaf choices, written here
 /// (splitmix64; shares nothing with the library's generators).
 struct BareUniform {
@@ -381,6 +461,134 @@ struct BareLeaves {
   }
 };
 
+/// A plain NUTS written here as Stan's documentation describes it (recursive doubling,
+/// multinomial sampling with log-sum-exp weights, biased progressive sampling between doublings,
+/// and the generalised U-turn criterion on every merged subtree plus the two checks across each
+/// merge), on fixed-size Eigen vectors, the floor's normals and the bench's uniforms. Shares no
+/// code with the library's NUTS: it shows how much of NUTS's cost per leapfrog step over the bare
+/// leaves is the algorithm's own (tree bookkeeping, U-turn dot products) rather than the library's.
+template <class Scalar, int D>
+struct PlainNUTS {
+  using Vec = Eigen::Matrix<Scalar, D, 1>;
+  using Map = Eigen::Map<Vec, Eigen::Aligned16>;
+  struct Point {
+    Vec theta, r, g;
+  };
+  Buffer<Scalar> theta{D}, r{D};
+  FloorRng rng;
+  BareUniform uniform;
+  Scalar h = Scalar(0.2);
+  int max_depth = 10;
+  std::int64_t leapfrogs = 0;
+
+  PlainNUTS() {
+    floor_rng_init(&rng, 97);
+    Map(theta.p).setConstant(Scalar(0.5));
+  }
+  static Scalar log_sum_exp(Scalar a, Scalar b) noexcept {
+    const Scalar m = a > b ? a : b;
+    if (m == -std::numeric_limits<Scalar>::infinity()) return m;
+    return m + std::log(std::exp(a - m) + std::exp(b - m));
+  }
+  static bool no_turn(const Vec& a, const Vec& b, const Vec& rho) noexcept {
+    return a.dot(rho) > 0 && b.dot(rho) > 0;
+  }
+  Scalar energy(const Point& z) const noexcept {
+    return z.theta.squaredNorm() / 2 + z.r.squaredNorm() / 2;
+  }
+  /// 2^depth leapfrog steps from z (moved to the new end) in direction `sign`: the proposed θ, the
+  /// first and last momenta, the momentum sum and the log-sum of the weights; false on a U-turn
+  /// inside or a divergence.
+  bool build(int depth, Point& z, Scalar sign, Scalar h0, Vec& proposal, Vec& p_begin, Vec& p_end,
+             Vec& rho, Scalar& log_weight) noexcept {
+    if (depth == 0) {
+      ++leapfrogs;
+      const Scalar step = sign * h;
+      z.r -= (step / 2) * z.g;
+      z.theta += step * z.r;
+      z.g = z.theta;
+      z.r -= (step / 2) * z.g;
+      const Scalar delta = energy(z) - h0;
+      if (!(delta <= Scalar(1000))) return false;
+      log_weight = log_sum_exp(log_weight, -delta);
+      proposal = z.theta;
+      p_begin = z.r;
+      p_end = z.r;
+      rho += z.r;
+      return true;
+    }
+    Vec p_init_end, rho_init = Vec::Zero();
+    Scalar w_init = -std::numeric_limits<Scalar>::infinity();
+    if (!build(depth - 1, z, sign, h0, proposal, p_begin, p_init_end, rho_init, w_init)) {
+      return false;
+    }
+    Vec proposal_final;
+    Vec p_final_begin, rho_final = Vec::Zero();
+    Scalar w_final = -std::numeric_limits<Scalar>::infinity();
+    if (!build(depth - 1, z, sign, h0, proposal_final, p_final_begin, p_end, rho_final, w_final)) {
+      return false;
+    }
+    const Scalar w_subtree = log_sum_exp(w_init, w_final);
+    log_weight = log_sum_exp(log_weight, w_subtree);
+    if (w_final > w_subtree || uniform.next<Scalar>() < std::exp(w_final - w_subtree)) {
+      proposal = proposal_final;
+    }
+    const Vec rho_subtree = rho_init + rho_final;
+    rho += rho_subtree;
+    return no_turn(p_begin, p_end, rho_subtree) &&
+           no_turn(p_begin, p_final_begin, Vec(rho_init + p_final_begin)) &&
+           no_turn(p_init_end, p_end, Vec(rho_final + p_init_end));
+  }
+  [[gnu::noinline]] void transitions(std::int64_t count) noexcept {
+    benchmark::DoNotOptimize(count);
+    Vec th = Map(theta.p);
+    for (std::int64_t c = 0; c < count; ++c) {
+      floor_normals(&rng, r.p, D);
+      Point fwd{th, Map(r.p), th};  // g = θ for U = θᵀθ/2
+      Point bck = fwd;
+      Vec sample = th;
+      const Scalar h0 = energy(fwd);
+      Vec p_fwd_fwd = fwd.r, p_bck_bck = fwd.r;  // the momenta at the two ends
+      Vec rho = fwd.r;
+      Scalar log_weight = 0;
+      for (int depth = 0; depth < max_depth; ++depth) {
+        Vec proposal;
+        Vec rho_new = Vec::Zero();
+        Scalar w_new = -std::numeric_limits<Scalar>::infinity();
+        const Vec rho_old = rho;
+        bool valid;
+        Vec p_old_near, p_old_far, p_new_near, p_new_far;
+        if (uniform.next<Scalar>() < Scalar(0.5)) {
+          p_old_far = p_bck_bck;
+          p_old_near = p_fwd_fwd;
+          valid = build(depth, fwd, Scalar(1), h0, proposal, p_new_near, p_new_far, rho_new, w_new);
+          p_fwd_fwd = p_new_far;
+        } else {
+          p_old_far = p_fwd_fwd;
+          p_old_near = p_bck_bck;
+          valid =
+              build(depth, bck, Scalar(-1), h0, proposal, p_new_near, p_new_far, rho_new, w_new);
+          p_bck_bck = p_new_far;
+        }
+        if (!valid) break;
+        if (w_new > log_weight || uniform.next<Scalar>() < std::exp(w_new - log_weight)) {
+          sample = proposal;
+        }
+        log_weight = log_sum_exp(log_weight, w_new);
+        rho = rho_old + rho_new;
+        if (!(no_turn(p_old_far, p_new_far, rho) &&
+              no_turn(p_old_far, p_new_near, Vec(rho_old + p_new_near)) &&
+              no_turn(p_old_near, p_new_far, Vec(rho_new + p_old_near)))) {
+          break;
+        }
+      }
+      th = sample;
+    }
+    Map(theta.p) = th;
+    benchmark::DoNotOptimize(theta.p);
+  }
+};
+
 /// NUTS (h = 0.2 on N(0, I), MaxDepth 10) per leapfrog step against the bare leaves.
 template <class Scalar, int D>
 void BM_NUTS(benchmark::State& state) {
@@ -413,6 +621,42 @@ void BM_NUTS(benchmark::State& state) {
   state.counters["step_ns"] = static_cast<double>(lib_time) / static_cast<double>(leapfrogs);
   state.counters["floor_ns"] = static_cast<double>(bare_time) / static_cast<double>(leapfrogs);
   state.counters["ratio"] = static_cast<double>(lib_time) / static_cast<double>(bare_time);
+}
+
+/// NUTS per leapfrog step against the plain NUTS above (the same h, target and depth limit; each
+/// counts its own leapfrog steps).
+template <class Scalar, int D>
+void BM_NUTS_PLAIN(benchmark::State& state) {
+  using S = sgmcmc::NUTS<Scalar, D, 10>;
+  typename S::Params p;
+  p.step_size = Scalar(0.2);
+  const S sampler(p);
+  const Quadratic model;
+  sgmcmc::host::Rng rng(6);
+  auto z = std::make_unique<typename S::State>();
+  static_cast<void>(sampler.start(*z, sgmcmc::Vector<Scalar, D>::Constant(Scalar(0.5))));
+  PlainNUTS<Scalar, D> plain;
+  const std::int64_t first = state.max_iterations / 2;
+  std::int64_t plain_time = timed([&] { plain.transitions(first); });
+  std::int64_t leapfrogs = 0;
+  std::int64_t failures = 0;
+  const std::int64_t t0 = thread_ns();
+  while (state.KeepRunningBatch(1)) {
+    failures += run_steps(sampler, *z, model, rng, 1);
+    leapfrogs += z->extra().leapfrog_steps;
+  }
+  const std::int64_t lib_time = thread_ns() - t0;
+  const std::int64_t iters = static_cast<std::int64_t>(state.iterations());
+  plain_time += timed([&] { plain.transitions(iters - first); });
+  if (failures != 0 || leapfrogs == 0 || plain.leapfrogs == 0) {
+    state.SkipWithError("a step failed");
+    return;
+  }
+  const double lib_ns = static_cast<double>(lib_time) / static_cast<double>(leapfrogs);
+  const double plain_ns = static_cast<double>(plain_time) / static_cast<double>(plain.leapfrogs);
+  state.counters["step_ns"] = lib_ns;
+  state.counters["floor_ns"] = plain_ns;
+  state.counters["ratio"] = lib_ns / plain_ns;
 }
 
 /// Console output as usual, then one markdown table of the per-row medians (or single runs).
@@ -509,6 +753,19 @@ class TableReporter : public benchmark::ConsoleReporter {
 SGMCMC_BENCH_SAMPLER(SGLD);
 SGMCMC_BENCH_SAMPLER(SGHMC);
 SGMCMC_BENCH_SAMPLER(SGNHT);
+#define SGMCMC_BENCH_SGNHT_PLAIN(Scalar, Dim)                                               \
+  static ::benchmark::internal::Benchmark* SGMCMC_BENCH_CAT(sgmcmc_bench_, __COUNTER__)     \
+      BENCHMARK_UNUSED = ::benchmark::RegisterBenchmark("SGNHT-vs-plain/" #Scalar "/" #Dim, \
+                                                        &BM_SGNHT_PLAIN<Scalar, Dim>)       \
+                             ->Unit(benchmark::kNanosecond)
+SGMCMC_BENCH_SGNHT_PLAIN(float, 8);
+SGMCMC_BENCH_SGNHT_PLAIN(float, 32);
+SGMCMC_BENCH_SGNHT_PLAIN(float, 128);
+SGMCMC_BENCH_SGNHT_PLAIN(float, 1024);
+SGMCMC_BENCH_SGNHT_PLAIN(double, 8);
+SGMCMC_BENCH_SGNHT_PLAIN(double, 32);
+SGMCMC_BENCH_SGNHT_PLAIN(double, 128);
+SGMCMC_BENCH_SGNHT_PLAIN(double, 1024);
 SGMCMC_BENCH(SGD, float, 32);
 SGMCMC_BENCH(SGD, double, 32);
 SGMCMC_BENCH(SGDMomentum, float, 32);
@@ -534,6 +791,16 @@ SGMCMC_BENCH_NUTS(float, 10);
 SGMCMC_BENCH_NUTS(double, 10);
 SGMCMC_BENCH_NUTS(double, 100);
 SGMCMC_BENCH_NUTS(double, 1024);
+
+#define SGMCMC_BENCH_NUTS_PLAIN(Scalar, Dim)                                               \
+  static ::benchmark::internal::Benchmark* SGMCMC_BENCH_CAT(sgmcmc_bench_, __COUNTER__)    \
+      BENCHMARK_UNUSED = ::benchmark::RegisterBenchmark("NUTS-vs-plain/" #Scalar "/" #Dim, \
+                                                        &BM_NUTS_PLAIN<Scalar, Dim>)       \
+                             ->Unit(benchmark::kNanosecond)
+SGMCMC_BENCH_NUTS_PLAIN(float, 10);
+SGMCMC_BENCH_NUTS_PLAIN(double, 10);
+SGMCMC_BENCH_NUTS_PLAIN(double, 100);
+SGMCMC_BENCH_NUTS_PLAIN(double, 1024);
 
 int main(int argc, char** argv) {
 #if defined(__SSE__) || defined(__x86_64__)
