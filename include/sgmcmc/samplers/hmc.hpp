@@ -177,20 +177,20 @@ class HMC : public SamplerBase<
     // From here the transition cannot fail: the refresh is an exact Gibbs move, and a divergent
     // trajectory is a rejection.
     const auto& kinetic = std::get<0>(recipe_.energy().terms);
-    // r = √m ζ. Small states: written by Eigen (a plain loop here is unrolled into scalar
-    // stores, since the normals and r share the state and the compiler cannot prove them apart),
-    // then re-stored in the engine's vector width where that is wider
+    // r = √m ζ. Where the step runs wide vector loads (x86: SGMCMC_RESTORE_GRADIENT) and the
+    // state is small, written by Eigen (the plain loop below is unrolled there into scalar
+    // stores, since the normals and r share the state and the compiler cannot prove them apart)
+    // and re-stored in the engine's vector width where that is wider
     // (detail::restore_for_wide_loads): the kinetic energy and the first leapfrog pass read r
     // right away, and a load spanning several pending narrower stores waits for them to reach
-    // the cache. Larger ones: a loop the compiler vectorises in the step's own width. The same
-    // values either way.
+    // the cache. Elsewhere (larger states, which the loop vectorises, and targets without wide
+    // loads, where Eigen's unrolled copy only costs flash) the loop. The same values either way.
     auto r = z.momentum();
-    if constexpr (Dim * sizeof(Scalar) <= 512) {
+    if constexpr (SGMCMC_RESTORE_GRADIENT && Dim * sizeof(Scalar) <= 512) {
       r = momentum_sd_ * ConstVectorMap<Scalar, Dim>(normals);
       detail::restore_for_wide_loads<Scalar, Dim>(r.data());
     } else {
-      const Scalar sd = momentum_sd_;
-      for (int i = 0; i < Dim; ++i) r[i] = sd * normals[i];
+      for (int i = 0; i < Dim; ++i) r[i] = momentum_sd_ * normals[i];
     }
     const Scalar h0 = u0 + kinetic.energy(r);
     Info info;
