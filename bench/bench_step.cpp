@@ -233,9 +233,9 @@ struct PlainSGNHT {
     benchmark::DoNotOptimize(count);
     Scalar* __restrict th = theta.p;
     Scalar* __restrict mom = r.p;
-    const Scalar* __restrict z = zeta.p;
+    Scalar* __restrict z = zeta.p;  // every access to the normals through z
     for (std::int64_t c = 0; c < count; ++c) {
-      floor_normals(&rng, zeta.p, D);
+      floor_normals(&rng, z, D);
       Scalar part[W] = {};
       const Scalar x = xi;
       int i = 0;
