@@ -54,6 +54,17 @@
 #define SGMCMC_ENGINE_INLINE_LAMBDA noexcept
 #endif
 
+/// Before the engine's coordinate loops: no loop-carried dependence whatever the pointers (the
+/// current and next copies are disjoint, or a block is updated in place), and kept a loop (GCC
+/// would otherwise unroll a short one completely before vectorising it).
+#if defined(__clang__)
+#define SGMCMC_LANE_LOOP _Pragma("clang loop vectorize(assume_safety)")
+#elif defined(__GNUC__)
+#define SGMCMC_LANE_LOOP _Pragma("GCC ivdep") _Pragma("GCC unroll 1")
+#else
+#define SGMCMC_LANE_LOOP
+#endif
+
 namespace sgmcmc {
 
 namespace detail {
@@ -1445,32 +1456,17 @@ class Recipe {
           }
         });
       }
-      // No loop-carried dependence, whatever the pointers (current and next copies are disjoint,
-      // or the same block updated in place).
-      // Kept a loop (GCC would otherwise unroll a short one completely before vectorising it).
-      // A small d whose last coordinates are less than half a 64-byte unit (float d = 100: 4 past
-      // 96; double d = 10: 2 past 8) runs them as a loop of their own: vectorised by 64 bytes,
-      // the single loop left them to a scalar epilogue (GCC's epilogue is half the main width),
-      // whose stores the model's next packet loads of θ could not be forwarded from. Each
-      // coordinate is computed alone, so the values do not change.
+      // The coordinates (SGMCMC_LANE_LOOP). A small d whose last coordinates are less than half a
+      // 64-byte unit (float d = 100: 4 past 96; double d = 10: 2 past 8) runs them as a loop of
+      // their own: vectorised by 64 bytes, the single loop left them to a scalar epilogue (GCC's
+      // epilogue is half the main width), whose stores the model's next packet loads of θ could not
+      // be forwarded from. Each coordinate is computed alone, so the values do not change.
       constexpr Index kUnit = 64 / Index(sizeof(Scalar));
       constexpr bool split_tail = dim <= chunk && dim % kUnit != 0 && dim % kUnit < kUnit / 2;
       const Index n_main = split_tail ? n / kUnit * kUnit : n;
-#if defined(__clang__)
-#pragma clang loop vectorize(assume_safety)
-#elif defined(__GNUC__)
-#pragma GCC ivdep
-#pragma GCC unroll 1
-#endif
-      for (Index j = 0; j < n_main; ++j) lane(c0, j);
+      SGMCMC_LANE_LOOP for (Index j = 0; j < n_main; ++j) lane(c0, j);
       if constexpr (split_tail) {
-#if defined(__clang__)
-#pragma clang loop vectorize(assume_safety)
-#elif defined(__GNUC__)
-#pragma GCC ivdep
-#pragma GCC unroll 1
-#endif
-        for (Index j = n_main; j < n; ++j) lane(c0, j);
+        SGMCMC_LANE_LOOP for (Index j = n_main; j < n; ++j) lane(c0, j);
       }
       if constexpr (reduces) {
         for (int k = 0; k < n_red; ++k) {
