@@ -54,9 +54,6 @@
 #define SGMCMC_ENGINE_INLINE_LAMBDA noexcept
 #endif
 
-/// Before the engine's coordinate loops: no loop-carried dependence whatever the pointers (the
-/// current and next copies are disjoint, or a block is updated in place), and kept a loop (GCC
-/// would otherwise unroll a short one completely before vectorising it).
 /// Whether the coordinate loop runs a small d's last coordinates as a loop of their own
 /// (split_tail, run_lanes): only where the step is vectorised in 32 bytes or more (x86 with AVX,
 /// or the dispatched AVX2 copy); elsewhere it would only cost code (on the Cortex-M4F it grew
@@ -66,6 +63,9 @@
 #else
 #define SGMCMC_SPLIT_TAIL 0
 #endif
+/// Before the engine's coordinate loops: no loop-carried dependence whatever the pointers (the
+/// current and next copies are disjoint, or a block is updated in place), and kept a loop (GCC
+/// would otherwise unroll a short one completely before vectorising it).
 #if defined(__clang__)
 #define SGMCMC_LANE_LOOP _Pragma("clang loop vectorize(assume_safety)")
 #elif defined(__GNUC__)
