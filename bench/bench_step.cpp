@@ -146,6 +146,25 @@ std::int64_t timed(F&& f) {
   return thread_ns() - t0;
 }
 
+/// A fresh state for the sampler, started at θ = 0.5 in every coordinate.
+template <class S>
+std::unique_ptr<typename S::State> started(const S& sampler) {
+  auto z = std::make_unique<typename S::State>();
+  static_cast<void>(sampler.start(*z, sgmcmc::Vector<typename S::Scalar, S::dim>::Constant(0.5)));
+  return z;
+}
+
+/// The rows' three counters: ns per unit of the library and of its floor (or bare or plain
+/// loop), and their ratio.
+void set_ratio(benchmark::State& state, std::int64_t lib_time, double lib_units,
+               std::int64_t floor_time, double floor_units) {
+  const double lib_ns = static_cast<double>(lib_time) / lib_units;
+  const double floor_ns = static_cast<double>(floor_time) / floor_units;
+  state.counters["step_ns"] = lib_ns;
+  state.counters["floor_ns"] = floor_ns;
+  state.counters["ratio"] = lib_ns / floor_ns;
+}
+
 /// Times the step and, in the same benchmark, the floor (half before and half after, so that
 /// slow drifts of the machine hit both alike), the library's fill and std::normal_distribution.
 /// Counters: step_ns, floor_ns, ratio = step/floor, fill_ns and std_ns per variate, speedup.
@@ -164,8 +183,7 @@ void BM_Step(benchmark::State& state) {
   const Quadratic model;
   sgmcmc::host::Rng rng(20240611u);
   sgmcmc::host::Rng fill_rng(20240611u, 1);
-  auto z = std::make_unique<typename S::State>();
-  static_cast<void>(sampler.start(*z, sgmcmc::Vector<Scalar, Row::dim>::Constant(Scalar(0.5))));
+  auto z = started(sampler);
 
   FloorRng floor_rng;
   floor_rng_init(&floor_rng, 20240611u);
@@ -199,9 +217,7 @@ void BM_Step(benchmark::State& state) {
     return;
   }
   const double units = static_cast<double>(iters);
-  state.counters["step_ns"] = static_cast<double>(step_time) / units;
-  state.counters["floor_ns"] = static_cast<double>(floor_time) / units;
-  state.counters["ratio"] = static_cast<double>(step_time) / static_cast<double>(floor_time);
+  set_ratio(state, step_time, units, floor_time, units);
   if (m > 0) {
     const double fill_ns = static_cast<double>(fill_time) / (units * m);
     const double std_ns = static_cast<double>(std_time) / (static_cast<double>(std_iters) * m);
@@ -269,8 +285,7 @@ void BM_SGNHT_PLAIN(benchmark::State& state) {
   const S sampler{typename S::Params{}};
   const Quadratic model;
   sgmcmc::host::Rng rng(20240611u);
-  auto z = std::make_unique<typename S::State>();
-  static_cast<void>(sampler.start(*z, sgmcmc::Vector<Scalar, D>::Constant(Scalar(0.5))));
+  auto z = started(sampler);
   PlainSGNHT<Scalar, D> plain;
   const std::int64_t first = state.max_iterations / 2;
   std::int64_t plain_time = timed([&] { plain.steps(first); });
@@ -285,9 +300,7 @@ void BM_SGNHT_PLAIN(benchmark::State& state) {
     return;
   }
   const double units = static_cast<double>(iters);
-  state.counters["step_ns"] = static_cast<double>(lib_time) / units;
-  state.counters["floor_ns"] = static_cast<double>(plain_time) / units;
-  state.counters["ratio"] = static_cast<double>(lib_time) / static_cast<double>(plain_time);
+  set_ratio(state, lib_time, units, plain_time, units);
 }
 
 /// A uniform in (0, 1) for the bare loops' Metropolis tests and leaf choices, written here
@@ -387,8 +400,7 @@ void BM_HMC(benchmark::State& state) {
   const S sampler(p);
   const Quadratic model;
   sgmcmc::host::Rng rng(5);
-  auto z = std::make_unique<typename S::State>();
-  static_cast<void>(sampler.start(*z, sgmcmc::Vector<Scalar, D>::Constant(Scalar(0.5))));
+  auto z = started(sampler);
   BareHMC<Scalar, D, true> bare_local;
   BareHMC<Scalar, D, false> bare_mapped;
   const std::int64_t first = state.max_iterations / 2;
@@ -408,9 +420,7 @@ void BM_HMC(benchmark::State& state) {
     return;
   }
   const double leapfrogs = static_cast<double>(iters) * p.steps;
-  state.counters["step_ns"] = static_cast<double>(lib_time) / leapfrogs;
-  state.counters["floor_ns"] = static_cast<double>(bare_time) / leapfrogs;
-  state.counters["ratio"] = static_cast<double>(lib_time) / static_cast<double>(bare_time);
+  set_ratio(state, lib_time, leapfrogs, bare_time, leapfrogs);
 }
 
 /// A bare NUTS leaf written here: one leapfrog step plus what every NUTS leaf needs (U and K at
@@ -589,74 +599,69 @@ struct PlainNUTS {
   }
 };
 
-/// NUTS (h = 0.2 on N(0, I), MaxDepth 10) per leapfrog step against the bare leaves.
-template <class Scalar, int D>
-void BM_NUTS(benchmark::State& state) {
+/// The library's NUTS (h = 0.2 on N(0, I), MaxDepth 10) timed over the benchmark's iterations,
+/// one transition each, counting its leapfrog steps; around(count) times a comparison in two
+/// halves around it (half the iterations before, the rest after).
+struct NUTSRun {
+  std::int64_t time = 0;
+  std::int64_t leapfrogs = 0;
+  bool failed = false;
+};
+template <class Scalar, int D, class Around>
+NUTSRun run_nuts(benchmark::State& state, Around&& around) {
   using S = sgmcmc::NUTS<Scalar, D, 10>;
   typename S::Params p;
   p.step_size = Scalar(0.2);
   const S sampler(p);
   const Quadratic model;
   sgmcmc::host::Rng rng(6);
-  auto z = std::make_unique<typename S::State>();
-  static_cast<void>(sampler.start(*z, sgmcmc::Vector<Scalar, D>::Constant(Scalar(0.5))));
-  BareLeaves<Scalar, D, true> bare_local;
-  BareLeaves<Scalar, D, false> bare_mapped;
-  std::int64_t leapfrogs = 0;
+  auto z = started(sampler);
+  const std::int64_t first = state.max_iterations / 2;
+  around(first);
+  NUTSRun out;
   std::int64_t failures = 0;
   const std::int64_t t0 = thread_ns();
   while (state.KeepRunningBatch(1)) {
     failures += run_steps(sampler, *z, model, rng, 1);
-    leapfrogs += z->extra().leapfrog_steps;
+    out.leapfrogs += z->extra().leapfrog_steps;
   }
-  const std::int64_t lib_time = thread_ns() - t0;
+  out.time = thread_ns() - t0;
+  around(static_cast<std::int64_t>(state.iterations()) - first);
+  out.failed = failures != 0 || out.leapfrogs == 0;
+  return out;
+}
+
+/// NUTS per leapfrog step against the bare leaves (as many leaves as NUTS took leapfrog steps).
+template <class Scalar, int D>
+void BM_NUTS(benchmark::State& state) {
+  const NUTSRun lib = run_nuts<Scalar, D>(state, [](std::int64_t) {});
+  BareLeaves<Scalar, D, true> bare_local;
+  BareLeaves<Scalar, D, false> bare_mapped;
   BareTimes bare;
-  bare.local = timed([&] { bare_local.leaves(leapfrogs); });
-  bare.mapped = timed([&] { bare_mapped.leaves(leapfrogs); });
-  const std::int64_t bare_time = bare.best();
-  if (failures != 0 || leapfrogs == 0) {
+  bare.local = timed([&] { bare_local.leaves(lib.leapfrogs); });
+  bare.mapped = timed([&] { bare_mapped.leaves(lib.leapfrogs); });
+  if (lib.failed) {
     state.SkipWithError("a step failed");
     return;
   }
-  state.counters["step_ns"] = static_cast<double>(lib_time) / static_cast<double>(leapfrogs);
-  state.counters["floor_ns"] = static_cast<double>(bare_time) / static_cast<double>(leapfrogs);
-  state.counters["ratio"] = static_cast<double>(lib_time) / static_cast<double>(bare_time);
+  const auto leapfrogs = static_cast<double>(lib.leapfrogs);
+  set_ratio(state, lib.time, leapfrogs, bare.best(), leapfrogs);
 }
 
 /// NUTS per leapfrog step against the plain NUTS above (the same h, target and depth limit; each
-/// counts its own leapfrog steps).
+/// counts its own leapfrog steps; the plain one timed in halves around the library's).
 template <class Scalar, int D>
 void BM_NUTS_PLAIN(benchmark::State& state) {
-  using S = sgmcmc::NUTS<Scalar, D, 10>;
-  typename S::Params p;
-  p.step_size = Scalar(0.2);
-  const S sampler(p);
-  const Quadratic model;
-  sgmcmc::host::Rng rng(6);
-  auto z = std::make_unique<typename S::State>();
-  static_cast<void>(sampler.start(*z, sgmcmc::Vector<Scalar, D>::Constant(Scalar(0.5))));
   PlainNUTS<Scalar, D> plain;
-  const std::int64_t first = state.max_iterations / 2;
-  std::int64_t plain_time = timed([&] { plain.transitions(first); });
-  std::int64_t leapfrogs = 0;
-  std::int64_t failures = 0;
-  const std::int64_t t0 = thread_ns();
-  while (state.KeepRunningBatch(1)) {
-    failures += run_steps(sampler, *z, model, rng, 1);
-    leapfrogs += z->extra().leapfrog_steps;
-  }
-  const std::int64_t lib_time = thread_ns() - t0;
-  const std::int64_t iters = static_cast<std::int64_t>(state.iterations());
-  plain_time += timed([&] { plain.transitions(iters - first); });
-  if (failures != 0 || leapfrogs == 0 || plain.leapfrogs == 0) {
+  std::int64_t plain_time = 0;
+  const NUTSRun lib = run_nuts<Scalar, D>(
+      state, [&](std::int64_t n) { plain_time += timed([&] { plain.transitions(n); }); });
+  if (lib.failed || plain.leapfrogs == 0) {
     state.SkipWithError("a step failed");
     return;
   }
-  const double lib_ns = static_cast<double>(lib_time) / static_cast<double>(leapfrogs);
-  const double plain_ns = static_cast<double>(plain_time) / static_cast<double>(plain.leapfrogs);
-  state.counters["step_ns"] = lib_ns;
-  state.counters["floor_ns"] = plain_ns;
-  state.counters["ratio"] = lib_ns / plain_ns;
+  set_ratio(state, lib.time, static_cast<double>(lib.leapfrogs), plain_time,
+            static_cast<double>(plain.leapfrogs));
 }
 
 /// Console output as usual, then one markdown table of the per-row medians (or single runs).
