@@ -91,12 +91,15 @@ constexpr void check_potential_model() noexcept {
 
 namespace detail {
 
-#if (defined(__x86_64__) || defined(__i386__)) &&                                           \
-    ((defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12) || defined(__clang__)) && \
-    (defined(__AVX__) || SGMCMC_DISPATCH_AVX2)
-/// Whether call_gradient can re-store the gradient (restore_for_wide_loads, below): x86 with
-/// GCC 12 or Clang, where the step runs 32-byte or wider loads (a native AVX build, or an AVX2
-/// copy of the dispatched step; a baseline-only build has none to serve).
+/// Gradients up to this many bytes are re-stored for the engine's wide loads (below); past it
+/// the extra pass cost more than the stall it removes (docs/PERFORMANCE.md).
+inline constexpr int kRestoreMaxBytes = 512;
+
+#if SGMCMC_WIDE_STEP && \
+    ((defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12) || defined(__clang__))
+/// Whether call_gradient can re-store the gradient (restore_for_wide_loads, below): GCC 12 or
+/// Clang, where the step runs 32-byte or wider loads (SGMCMC_WIDE_STEP; a baseline-only build has
+/// none to serve).
 #define SGMCMC_RESTORE_GRADIENT 1
 /// out = lo and hi joined: two vectors of n lanes into one of 2n (GCC 12 or Clang vector
 /// extensions; wider vectors by reference only, since a baseline translation unit has no ABI for
@@ -156,7 +159,7 @@ template <class Scalar, int Dim>
 constexpr bool restores_gradient() noexcept {
   constexpr int bytes = Dim * int(sizeof(Scalar));
   constexpr int packet = kEigenPacketBytes<Scalar, Dim>;
-  return kRestoreBytes > 0 && bytes <= 512 &&
+  return kRestoreBytes > 0 && bytes <= kRestoreMaxBytes &&
          ((kRestoreBytes == 64 && bytes >= 64 && packet < 64) || (bytes >= 32 && packet < 32));
 }
 template <class Scalar, int Dim>

@@ -54,15 +54,6 @@
 #define SGMCMC_ENGINE_INLINE_LAMBDA noexcept
 #endif
 
-/// Whether the coordinate loop runs a small d's last coordinates as a loop of their own
-/// (split_tail, run_lanes): only where the step is vectorised in 32 bytes or more (x86 with AVX,
-/// or the dispatched AVX2 copy); elsewhere it would only cost code (on the Cortex-M4F it grew
-/// SGMGT's worst-case stack by the call graph at d = 2 by 12 %).
-#if (defined(__x86_64__) || defined(__i386__)) && (defined(__AVX__) || SGMCMC_DISPATCH_AVX2)
-#define SGMCMC_SPLIT_TAIL 1
-#else
-#define SGMCMC_SPLIT_TAIL 0
-#endif
 /// Before the engine's coordinate loops: no loop-carried dependence whatever the pointers (the
 /// current and next copies are disjoint, or a block is updated in place), and kept a loop (GCC
 /// would otherwise unroll a short one completely before vectorising it).
@@ -1471,9 +1462,11 @@ class Recipe {
       // epilogue is half the main width), whose stores the model's next packet loads of θ could not
       // be forwarded from. Each coordinate is computed alone, so the values do not change.
       constexpr Index kUnit = 64 / Index(sizeof(Scalar));
+      // Only where the step runs wide loads (SGMCMC_WIDE_STEP; on the Cortex-M4F the split grew
+      // SGMGT's call-graph stack at d = 2 by 12 % for nothing). A split d is one chunk: n = dim.
       constexpr bool split_tail =
-          SGMCMC_SPLIT_TAIL && dim <= chunk && dim % kUnit != 0 && dim % kUnit < kUnit / 2;
-      const Index n_main = split_tail ? n / kUnit * kUnit : n;
+          SGMCMC_WIDE_STEP && dim <= chunk && dim % kUnit != 0 && dim % kUnit < kUnit / 2;
+      const Index n_main = split_tail ? dim / kUnit * kUnit : n;
       SGMCMC_LANE_LOOP for (Index j = 0; j < n_main; ++j) lane(c0, j);
       if constexpr (split_tail) {
         SGMCMC_LANE_LOOP for (Index j = n_main; j < n; ++j) lane(c0, j);

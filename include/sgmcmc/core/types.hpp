@@ -67,6 +67,14 @@ using UnalignedMap = Eigen::Map<const Vector<Scalar, N>, Eigen::Unaligned>;
 #define SGMCMC_ENGINE_INLINE
 #define SGMCMC_AVX2_COPY
 #endif
+/// Whether the step runs 32-byte or wider vector loads: x86 with AVX (a native build) or the
+/// dispatched AVX2 copy. What the gradient's re-store (core/model.hpp) and the coordinate loop's
+/// split tail (core/recipe.hpp) serve; elsewhere they would only cost code.
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__AVX__) || SGMCMC_DISPATCH_AVX2)
+#define SGMCMC_WIDE_STEP 1
+#else
+#define SGMCMC_WIDE_STEP 0
+#endif
 /// Opt-in (define SGMCMC_NARROW_SMALL_STEPS), GCC on x86-64: small steps in 16-byte vectors
 /// (detail::narrow_step_fits, where the sampler dispatches its step). The model's gradient,
 /// inlined into the step, is written with Eigen's packet for its size: 16 bytes in a portable

@@ -186,7 +186,8 @@ class HMC : public SamplerBase<
     // the cache. Elsewhere (larger states, which the loop vectorises, and targets without wide
     // loads, where Eigen's unrolled copy only costs flash) the loop. The same values either way.
     auto r = z.momentum();
-    if constexpr (SGMCMC_RESTORE_GRADIENT && Dim * sizeof(Scalar) <= 512) {
+    if constexpr (SGMCMC_RESTORE_GRADIENT &&
+                  Dim * int(sizeof(Scalar)) <= detail::kRestoreMaxBytes) {
       r = momentum_sd_ * ConstVectorMap<Scalar, Dim>(normals);
       detail::restore_for_wide_loads<Scalar, Dim>(r.data());
     } else {
