@@ -899,13 +899,13 @@ class Recipe {
     static_cast<void>(t);
     static_cast<void>(sv);
     static_cast<void>(metric);
-    Scalar f(0);
+    detail::LaneSum<Scalar> f;
     if constexpr (!DBlock<B>::is_zero && d_part) {
       const Scalar dv = lane_value(std::get<B>(pt.d), i, x);
       if constexpr (DBlock<B>::state_dependent) detail::or_nonfinite(dv, metric);
-      f -= dv * dh<B>(pt, x, g, cache);
+      f.sub(dv * dh<B>(pt, x, g, cache));
       if constexpr (!cold && DBlock<B>::state_dependent) {
-        f += t * lane_gamma<B, B, false>(std::get<B>(pt.d), x);
+        f.add(t * lane_gamma<B, B, false>(std::get<B>(pt.d), x));
       }
     }
     if constexpr (q_part) {
@@ -918,21 +918,21 @@ class Recipe {
           if constexpr (S::state_dependent) detail::or_nonfinite(av, metric);
           if constexpr (Pr::row == B) {
             if constexpr (scalar_block(Pr::col)) {
-              f -= av * std::get<Pr::col - 1>(pt.e).gradient1(sv[Pr::col]);
+              f.sub(av * std::get<Pr::col - 1>(pt.e).gradient1(sv[Pr::col]));
             } else {
-              f -= av * dh<Pr::col>(pt, x, g, cache);
+              f.sub(av * dh<Pr::col>(pt, x, g, cache));
             }
             if constexpr (!cold && S::state_dependent)
-              f += t * lane_gamma<Pr::row, Pr::col, false>(a, x);
+              f.add(t * lane_gamma<Pr::row, Pr::col, false>(a, x));
           } else {
-            f += av * dh<Pr::row>(pt, x, g, cache);
+            f.add(av * dh<Pr::row>(pt, x, g, cache));
             if constexpr (!cold && S::state_dependent)
-              f += t * lane_gamma<Pr::row, Pr::col, true>(a, x);
+              f.add(t * lane_gamma<Pr::row, Pr::col, true>(a, x));
           }
         }
       });
     }
-    return f;
+    return f.value();
   }
 
   /// Σ-contribution of one lane to the drift of one-scalar block C (columns joining C to

@@ -355,6 +355,13 @@ struct StateAccess {
   static typename S::Scalar* scratch(StateBase<D, S>& z, int k) noexcept {
     return z.data() + S::scratch_offset(k);
   }
+  /// The bookkeeping's bytes (Extra's object representation), for a sampler that writes its
+  /// members one by one (from registers, where set_extra copies a whole object from memory).
+  template <class D, class S>
+  static unsigned char* extra_bytes(StateBase<D, S>& z) noexcept {
+    static_assert(S::extra_bytes > 0, "the state has bookkeeping");
+    return z.bytes() + sizeof(typename S::Header);
+  }
 };
 
 /// True for State and StateMap types (anything deriving from StateBase).

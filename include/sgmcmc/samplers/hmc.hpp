@@ -1,16 +1,27 @@
 // SPDX-License-Identifier: MIT
 // HMC (MATH.md §2.2) as a recipe declaration plus its accept step: z = (θ, r), H = U + rᵀr/(2m),
-// D = 0, Q = [[0,-I],[I,0]], leapfrog in the engine; r ~ N(0, mI), L leapfrog steps, Metropolis
+// D = 0, Q = [[0,-I],[I,0]], leapfrog in the engine (on x86, a small state's trajectory in local
+// vectors with the engine's values: local_transition); r ~ N(0, mI), L leapfrog steps, Metropolis
 // test on the full-data H. With metropolis = false and a noisy gradient it is the SGHMC paper's
 // "naive SGHMC" (biased).
 #pragma once
 
 #include <cmath>
+#include <cstddef>
+#include <cstring>
 
 #include "sgmcmc/core/math.hpp"
 #include "sgmcmc/samplers/sampler.hpp"
 
 namespace sgmcmc {
+
+namespace detail {
+/// HMC's trajectory runs in local vectors (HMC's local_transition) for blocks of up to this many
+/// bytes, where the step runs wide loads: three such vectors on the stack, at most 6 KiB. Past
+/// it the engine's passes are faster (docs/PERFORMANCE.md: 2 KiB, float d = 512, was the largest
+/// block where the local vectors won on the bench's machine; 4 KiB lost).
+inline constexpr int kLocalTrajectoryBytes = 2048;
+}  // namespace detail
 
 /// The recipe behind HMC: no diffusion, the symplectic pair, leapfrog.
 template <class Scalar, int Dim>
@@ -162,49 +173,129 @@ class HMC : public SamplerBase<
   template <class St, class Model>
   Status transition(St& z, const Model& model, const Scalar* normals,
                     Scalar uniform) const noexcept {
-    if (!z.all_finite()) return StatusCode::NonFiniteState;
-    Scalar* g = detail::StateAccess::scratch(z, 0);
-    detail::call_gradient<Scalar, Dim>(model, z.position().data(), g);
-    if (!detail::all_finite(g, Dim)) return StatusCode::NonFiniteGradient;
+    if constexpr (kLocalTrajectory) {
+      return local_transition(z, model, normals, uniform);
+    } else {
+      if (!z.all_finite()) return StatusCode::NonFiniteState;
+      Scalar* g = detail::StateAccess::scratch(z, 0);
+      detail::call_gradient<Scalar, Dim>(model, z.position().data(), g);
+      if (!detail::all_finite(g, Dim)) return StatusCode::NonFiniteGradient;
+      Scalar u0(0);
+      if (Status s = start_potential(model, z.position().data(), u0); !s) return s;
+      // From here the transition cannot fail: the refresh is an exact Gibbs move, and a divergent
+      // trajectory is a rejection.
+      // r = √m ζ. Where the step runs wide vector loads (x86: SGMCMC_RESTORE_GRADIENT) and the
+      // state is small, written by Eigen (the plain loop below is unrolled there into scalar
+      // stores, since the normals and r share the state and the compiler cannot prove them
+      // apart) and re-stored in the engine's vector width where that is wider
+      // (detail::restore_for_wide_loads): the kinetic energy and the first leapfrog pass read r
+      // right away, and a load spanning several pending narrower stores waits for them to reach
+      // the cache. Elsewhere (larger states, which the loop vectorises, and targets without wide
+      // loads, where Eigen's unrolled copy only costs flash) the loop. The same values either way.
+      auto r = z.momentum();
+      if constexpr (SGMCMC_RESTORE_GRADIENT &&
+                    Dim * int(sizeof(Scalar)) <= detail::kRestoreMaxBytes) {
+        r = momentum_sd_ * ConstVectorMap<Scalar, Dim>(normals);
+        detail::restore_for_wide_loads<Scalar, Dim>(r.data());
+      } else {
+        for (int i = 0; i < Dim; ++i) r[i] = momentum_sd_ * normals[i];
+      }
+      const Scalar h0 = u0 + kinetic().energy(r);
+      const bool divergent = !recipe_.integrate(z, model, params_.steps);
+      const int back = 1 - detail::StateAccess::front(z);
+      return conclude(z, model, detail::StateAccess::block(z, back, 0),
+                      detail::StateAccess::block(z, back, 1), h0, divergent, uniform);
+    }
+  }
+
+  /// transition() with the trajectory in local vectors (kLocalTrajectory), which the compiler
+  /// keeps in registers at small d. On the engine's path each leapfrog pass writes θ and r to the
+  /// state and the model reads θ back, in vector widths of their own: at small d every such round
+  /// trip is a store-forwarding wait on the one chain of dependences a trajectory is
+  /// (docs/PERFORMANCE.md). The engine's operations in its order, so the same values (test_hmc):
+  /// r ← r − (h/2)∇U, θ ← θ + h (r/m), ∇U at θ, r ← r − (h/2)∇U; r/m is r exactly when m = 1,
+  /// and that loop skips the multiplication. One finiteness check at the end sees every failure:
+  /// a non-finite ∇U makes r non-finite, a non-finite r makes θ non-finite at the next drift, and
+  /// a non-finite value stays so under every later update (the engine's own end-of-trajectory
+  /// check rests on the same fact). The refreshed r goes to the current copy, the end point to
+  /// the other copy and its gradient to scratch 0, as on the engine's path.
+  template <class St, class Model>
+  Status local_transition(St& z, const Model& model, const Scalar* normals,
+                          Scalar uniform) const noexcept {
+    using V = Vector<Scalar, Dim>;
+    const int front = detail::StateAccess::front(z);
+    alignas(64) V q = ConstVectorMap<Scalar, Dim>(detail::StateAccess::block(z, front, 0));
+    {
+      const ConstVectorMap<Scalar, Dim> r0(detail::StateAccess::block(z, front, 1));
+      if (!detail::all_finite_packets(q, r0)) return StatusCode::NonFiniteState;
+    }
+    alignas(64) V g;
+    detail::model_gradient<Scalar, Dim>(model, q.data(), g.data());
+    if (!detail::all_finite_packets(g)) return StatusCode::NonFiniteGradient;
     Scalar u0(0);
+    if (Status s = start_potential(model, q.data(), u0); !s) return s;
+    alignas(64) V r = momentum_sd_ * ConstVectorMap<Scalar, Dim>(normals);
+    VectorMap<Scalar, Dim> r_kept(detail::StateAccess::block(z, front, 1));
+    r_kept = r;
+    const Scalar h0 = u0 + kinetic().energy(r);
+    const Scalar h = params_.step_size;
+    const Scalar half = h * Scalar(1) / Scalar(2);
+    const Scalar inv_mass = Scalar(1) / params_.mass;
+    if (inv_mass == Scalar(1)) {
+      for (int l = 0; l < params_.steps; ++l) {
+        r -= half * g;
+        q += h * r;
+        detail::model_gradient<Scalar, Dim>(model, q.data(), g.data());
+        r -= half * g;
+      }
+    } else {
+      for (int l = 0; l < params_.steps; ++l) {
+        r -= half * g;
+        q += h * (r * inv_mass);
+        detail::model_gradient<Scalar, Dim>(model, q.data(), g.data());
+        r -= half * g;
+      }
+    }
+    VectorMap<Scalar, Dim> q_out(detail::StateAccess::block(z, 1 - front, 0));
+    VectorMap<Scalar, Dim> r_out(detail::StateAccess::block(z, 1 - front, 1));
+    VectorMap<Scalar, Dim> g_out(detail::StateAccess::scratch(z, 0));
+    q_out = q;
+    r_out = r;
+    g_out = g;
+    const bool divergent = !detail::all_finite_packets(q, r);
+    return conclude(z, model, q.data(), r.data(), h0, divergent, uniform);
+  }
+
+  const GaussianKinetic<Scalar>& kinetic() const noexcept {
+    return std::get<0>(recipe_.energy().terms);
+  }
+
+  /// U at the start (zero without the Metropolis test); NonFinitePotential if it is not finite.
+  template <class Model>
+  Status start_potential(const Model& model, const Scalar* theta, Scalar& u0) const noexcept {
     if (params_.metropolis) {
       check_potential_model<Model, Scalar, Dim>();
       if constexpr (HasPotential<Model, Scalar, Dim>::value) {
-        u0 = detail::call_potential<Scalar, Dim>(model, z.position().data());
+        u0 = detail::call_potential<Scalar, Dim>(model, theta);
       }
       if (!std::isfinite(u0)) return StatusCode::NonFinitePotential;
     }
-    // From here the transition cannot fail: the refresh is an exact Gibbs move, and a divergent
-    // trajectory is a rejection.
-    const auto& kinetic = std::get<0>(recipe_.energy().terms);
-    // r = √m ζ. Where the step runs wide vector loads (x86: SGMCMC_RESTORE_GRADIENT) and the
-    // state is small, written by Eigen (the plain loop below is unrolled there into scalar
-    // stores, since the normals and r share the state and the compiler cannot prove them apart)
-    // and re-stored in the engine's vector width where that is wider
-    // (detail::restore_for_wide_loads): the kinetic energy and the first leapfrog pass read r
-    // right away, and a load spanning several pending narrower stores waits for them to reach
-    // the cache. Elsewhere (larger states, which the loop vectorises, and targets without wide
-    // loads, where Eigen's unrolled copy only costs flash) the loop. The same values either way.
-    auto r = z.momentum();
-    if constexpr (SGMCMC_RESTORE_GRADIENT &&
-                  Dim * int(sizeof(Scalar)) <= detail::kRestoreMaxBytes) {
-      r = momentum_sd_ * ConstVectorMap<Scalar, Dim>(normals);
-      detail::restore_for_wide_loads<Scalar, Dim>(r.data());
-    } else {
-      for (int i = 0; i < Dim; ++i) r[i] = momentum_sd_ * normals[i];
-    }
-    const Scalar h0 = u0 + kinetic.energy(r);
+    return StatusCode::Ok;
+  }
+
+  /// The Metropolis test of the end point (θ₁, r₁) against H₀ = h0, the commit and the record.
+  template <class St, class Model>
+  Status conclude(St& z, const Model& model, const Scalar* theta1, const Scalar* r1, Scalar h0,
+                  bool divergent, Scalar uniform) const noexcept {
     Info info;
-    info.divergent = !recipe_.integrate(z, model, params_.steps);
+    info.divergent = divergent;
     bool accept = !info.divergent;
-    const int back = 1 - detail::StateAccess::front(z);
     if (accept && params_.metropolis) {
       Scalar u1(0);
       if constexpr (HasPotential<Model, Scalar, Dim>::value) {
-        u1 = detail::call_potential<Scalar, Dim>(model, detail::StateAccess::block(z, back, 0));
+        u1 = detail::call_potential<Scalar, Dim>(model, theta1);
       }
-      const ConstVectorMap<Scalar, Dim> r1(detail::StateAccess::block(z, back, 1));
-      info.energy_error = u1 + kinetic.energy(r1) - h0;
+      info.energy_error = u1 + kinetic().energy(ConstVectorMap<Scalar, Dim>(r1)) - h0;
       if (!std::isfinite(info.energy_error)) {
         info.divergent = true;
         accept = false;
@@ -222,9 +313,27 @@ class HMC : public SamplerBase<
     }
     info.accepted = accept;
     detail::StateAccess::flip_if(z, accept);
-    z.set_extra(info);
+    store_info(z, info);
     return StatusCode::Ok;
   }
+
+  /// z.set_extra(info), member by member: the members are still in registers, and the whole
+  /// object would be copied through memory it has just been written to in narrower stores (a
+  /// store-forwarding wait, ~7 % of a small transition).
+  template <class St>
+  static void store_info(St& z, const Info& info) noexcept {
+    unsigned char* e = detail::StateAccess::extra_bytes(z);
+    std::memcpy(e + offsetof(Info, accepted), &info.accepted, sizeof info.accepted);
+    std::memcpy(e + offsetof(Info, divergent), &info.divergent, sizeof info.divergent);
+    std::memcpy(e + offsetof(Info, reserved), info.reserved, sizeof info.reserved);
+    std::memcpy(e + offsetof(Info, energy_error), &info.energy_error, sizeof info.energy_error);
+    std::memcpy(e + offsetof(Info, accept_prob), &info.accept_prob, sizeof info.accept_prob);
+  }
+
+  /// Small states where the step runs wide vector loads (x86, SGMCMC_WIDE_STEP): the trajectory
+  /// in local vectors, which the compiler keeps in registers (local_transition).
+  static constexpr bool kLocalTrajectory =
+      SGMCMC_WIDE_STEP && Dim * int(sizeof(Scalar)) <= detail::kLocalTrajectoryBytes;
 
   Params params_;
   RecipeType recipe_;

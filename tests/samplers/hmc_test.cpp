@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: MIT
+// HMC's transition against the engine, bit for bit. Where the step runs wide loads (x86) a small
+// state's trajectory runs in local vectors (HMC's local_transition), elsewhere in the engine's
+// passes (Recipe::integrate, which HMC::leapfrog runs everywhere): the transition must be the
+// refresh, leapfrog(), the Metropolis test and the commit, exactly, on either path. Also: a
+// divergent trajectory is a rejection that keeps θ, and detail::all_finite_packets.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "sgmcmc/host/rng.hpp"
+#include "sgmcmc/sgmcmc.hpp"
+#include "test_models.hpp"
+
+namespace {
+
+using namespace sgmcmc;
+
+template <class Scalar, int Dim>
+struct Case {
+  using S = Scalar;
+  static constexpr int dim = Dim;
+};
+
+template <class T>
+bool same_bytes(const T& a, const T& b) {
+  return std::memcmp(&a, &b, sizeof(T)) == 0;
+}
+template <class A, class B>
+bool same_values(const A& a, const B& b) {
+  return a.size() == b.size() &&
+         std::memcmp(a.data(), b.data(), sizeof(typename A::Scalar) * std::size_t(a.size())) == 0;
+}
+
+/// One transition by hand from z with the momentum √m ζ: leapfrog() (the engine's trajectory),
+/// then ΔE, min(1, e^-ΔE) and the test u < that, as HMC documents them (a failed trajectory or a
+/// non-finite ΔE: divergent, rejected).
+template <class Sampler, class Model>
+struct ByHand {
+  typename Sampler::State end;
+  HMCInfo<typename Sampler::Scalar> info;
+};
+
+template <class Sampler, class Model>
+ByHand<Sampler, Model> by_hand(const Sampler& s, const typename Sampler::State& z, const Model& m,
+                               const typename Sampler::Scalar* zeta, typename Sampler::Scalar u) {
+  using Scalar = typename Sampler::Scalar;
+  constexpr int Dim = Sampler::dim;
+  ByHand<Sampler, Model> out{z, {}};
+  const Scalar sd = std::sqrt(s.params().mass);
+  for (int i = 0; i < Dim; ++i) out.end.momentum()[i] = sd * zeta[i];
+  const GaussianKinetic<Scalar> kinetic{s.params().mass};
+  const Scalar h0 = m.potential(out.end.position()) + kinetic.energy(out.end.momentum());
+  typename Sampler::State start = out.end;
+  if (!s.leapfrog(out.end, m)) {
+    out.info.divergent = true;
+    out.end = start;
+    return out;
+  }
+  out.info.energy_error = m.potential(out.end.position()) + kinetic.energy(out.end.momentum()) - h0;
+  const Scalar e = out.info.energy_error;
+  if (!std::isfinite(e)) {  // a divergence too: rejected, accept_prob 0
+    out.info.divergent = true;
+    out.end = start;
+    return out;
+  }
+  out.info.accept_prob = detail::exp_nonpositive(e > Scalar(0) ? -e : Scalar(0));
+  out.info.accepted = u < out.info.accept_prob;
+  if (!out.info.accepted) out.end = start;
+  return out;
+}
+
+#define HMC_CASES                                                                         \
+  Case<float, 10>, Case<double, 3>, Case<float, 37>, Case<double, 100>, Case<float, 512>, \
+      Case<double, 300>
+
+TEST_CASE_TEMPLATE(
+    "HMC's transition is the refresh, leapfrog() and the Metropolis test, bit for "
+    "bit",
+    C, HMC_CASES) {
+  using Scalar = typename C::S;
+  constexpr int Dim = C::dim;
+  using S = HMC<Scalar, Dim>;
+  sgmcmc_test::QuarticModel<Scalar, Dim> model;
+  host::Rng rng(31);
+  int accepted = 0, rejected = 0;
+  // m = 1 (the local path's loop without the division) and m = 2.5; h large enough at the end to
+  // see rejections.
+  for (Scalar mass : {Scalar(1), Scalar(2.5)}) {
+    for (Scalar h : {Scalar(0.05), Scalar(0.3), Scalar(0.6)}) {
+      typename S::Params p;
+      p.step_size = h / std::sqrt(Scalar(Dim) / Scalar(10));
+      p.steps = 7;
+      p.mass = mass;
+      const S s(p);
+      REQUIRE(s.status());
+      static typename S::State z;
+      Vector<Scalar, Dim> theta0;
+      for (int i = 0; i < Dim; ++i) theta0[i] = Scalar(0.4) * Scalar((i * 7) % 11) / Scalar(11);
+      REQUIRE(s.start(z, theta0));
+      static Scalar zeta[Dim];
+      for (int t = 0; t < 20; ++t) {
+        fill_normal(rng, zeta, Dim);
+        const Scalar u = uniform_open01<Scalar>(rng);
+        const auto want = by_hand(s, z, model, zeta, u);
+        REQUIRE(s.step_with_noise(z, model, zeta, u));
+        const auto got = z.extra();
+        CHECK(got.accepted == want.info.accepted);
+        CHECK(got.divergent == want.info.divergent);
+        CHECK(same_bytes(got.energy_error, want.info.energy_error));
+        CHECK(same_bytes(got.accept_prob, want.info.accept_prob));
+        CHECK(same_values(z.position(), want.end.position()));
+        CHECK(same_values(z.momentum(), want.end.momentum()));
+        (got.accepted ? accepted : rejected) += 1;
+      }
+    }
+  }
+  MESSAGE("accepted " << accepted << ", rejected " << rejected);
+  CHECK(accepted > 0);
+  CHECK(rejected > 0);
+}
+
+/// U = θᵀθ/2 whose gradient overflows past |θ_0| > 1: a trajectory that leaves the unit box
+/// diverges (r becomes infinite, then θ).
+template <class Scalar, int Dim>
+struct Cliff {
+  template <class Theta, class Grad>
+  void gradient(const Theta& th, Grad& g) const {
+    g = th;
+    if (std::abs(th[0]) > Scalar(1)) g[0] = std::numeric_limits<Scalar>::max() * th[0];
+  }
+  template <class Theta>
+  Scalar potential(const Theta& th) const {
+    return th.squaredNorm() / Scalar(2);
+  }
+};
+
+TEST_CASE_TEMPLATE("a divergent trajectory is a rejection that keeps θ and the refreshed r", C,
+                   HMC_CASES) {
+  using Scalar = typename C::S;
+  constexpr int Dim = C::dim;
+  using S = HMC<Scalar, Dim>;
+  typename S::Params p;
+  p.step_size = Scalar(0.5);
+  p.steps = 10;
+  const S s(p);
+  static typename S::State z;
+  REQUIRE(s.start(z, Vector<Scalar, Dim>::Constant(Scalar(0.5))));
+  const Vector<Scalar, Dim> theta = z.position();
+  static Scalar zeta[Dim];
+  for (int i = 0; i < Dim; ++i) zeta[i] = Scalar(0.1);
+  zeta[0] = Scalar(8);  // carries θ_0 past 1 on the first drift
+  REQUIRE(s.step_with_noise(z, Cliff<Scalar, Dim>{}, zeta, Scalar(0.5)));
+  const auto info = z.extra();
+  CHECK(info.divergent);
+  CHECK_FALSE(info.accepted);
+  CHECK(same_values(z.position(), theta));
+  for (int i = 0; i < Dim; ++i) CHECK(same_bytes(z.momentum()[i], zeta[i]));
+  // The control: a small momentum stays in the box and is accepted (no divergence).
+  zeta[0] = Scalar(0.1);
+  REQUIRE(s.step_with_noise(z, Cliff<Scalar, Dim>{}, zeta, Scalar(0.5)));
+  CHECK_FALSE(z.extra().divergent);
+}
+
+TEST_CASE_TEMPLATE("detail::all_finite_packets sees every non-finite entry", Scalar, float,
+                   double) {
+  using L = std::numeric_limits<Scalar>;
+  Vector<Scalar, 10> a, b;
+  for (int i = 0; i < 10; ++i) {
+    a[i] = Scalar(i) - Scalar(4.5);
+    b[i] = Scalar(1) / Scalar(i + 1);
+  }
+  a[3] = -Scalar(0);
+  a[4] = L::max();
+  b[2] = L::denorm_min();
+  b[5] = -L::max();
+  CHECK(detail::all_finite_packets(a, b));
+  CHECK(detail::all_finite_packets(a));
+  for (Scalar bad : {L::quiet_NaN(), L::infinity(), -L::infinity()}) {
+    for (int i = 0; i < 10; ++i) {
+      Vector<Scalar, 10> x = a, y = b;
+      x[i] = bad;
+      CHECK_FALSE(detail::all_finite_packets(x, b));
+      CHECK_FALSE(detail::all_finite_packets(x));
+      y[i] = bad;
+      CHECK_FALSE(detail::all_finite_packets(a, y));
+    }
+  }
+}
+
+}  // namespace
