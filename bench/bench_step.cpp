@@ -350,15 +350,15 @@ struct BareHMC {
     }
     return th1.squaredNorm() / 2 + mom.squaredNorm() / 2 - h0;
   }
-  [[gnu::noinline]] void transitions(std::int64_t count) noexcept {
+  [[gnu::noinline, gnu::flatten]] void transitions(std::int64_t count) noexcept {
     benchmark::DoNotOptimize(count);
     if constexpr (Local) {
-      Vec th = Map(theta.p);
+      alignas(64) Vec th = Map(theta.p);
       for (std::int64_t c = 0; c < count; ++c) {
         floor_normals(&rng, r.p, D);
-        Vec mom = Map(r.p);
-        Vec th1 = th;
-        Vec grad;
+        alignas(64) Vec mom = Map(r.p);
+        alignas(64) Vec th1 = th;
+        alignas(64) Vec grad;
         const Scalar dh = trajectory(th1, mom, grad);
         if (uniform.next<Scalar>() < std::exp(-dh)) {
           th = th1;
@@ -455,7 +455,7 @@ struct BareLeaves {
       if (uniform.next<Scalar>() * weight < w) chosen = th;
     }
   }
-  [[gnu::noinline]] void leaves(std::int64_t count) noexcept {
+  [[gnu::noinline, gnu::flatten]] void leaves(std::int64_t count) noexcept {
     benchmark::DoNotOptimize(count);
     floor_normals(&rng, r.p, D);
     if constexpr (Local) {
@@ -549,7 +549,7 @@ struct PlainNUTS {
            no_turn(p_begin, p_final_begin, Vec(rho_init + p_final_begin)) &&
            no_turn(p_init_end, p_end, Vec(rho_final + p_init_end));
   }
-  [[gnu::noinline]] void transitions(std::int64_t count) noexcept {
+  [[gnu::noinline, gnu::flatten]] void transitions(std::int64_t count) noexcept {
     benchmark::DoNotOptimize(count);
     Vec th = Map(theta.p);
     for (std::int64_t c = 0; c < count; ++c) {
