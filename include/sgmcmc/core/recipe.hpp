@@ -899,13 +899,17 @@ class Recipe {
     static_cast<void>(t);
     static_cast<void>(sv);
     static_cast<void>(metric);
-    detail::LaneSum<Scalar> f;
+    // From −0, which every first term replaces exactly (−0 + a = a, −0 − a = −a; the compiler
+    // folds both): x + h(−a) is one fused multiply-subtract, where from +0 the update was
+    // x + h(0 − a), a subtraction more on the step's chain of dependences (HMC's leapfrog at small
+    // d is that chain). The two differ only in the sign of a zero.
+    Scalar f = -Scalar(0);
     if constexpr (!DBlock<B>::is_zero && d_part) {
       const Scalar dv = lane_value(std::get<B>(pt.d), i, x);
       if constexpr (DBlock<B>::state_dependent) detail::or_nonfinite(dv, metric);
-      f.sub(dv * dh<B>(pt, x, g, cache));
+      f -= dv * dh<B>(pt, x, g, cache);
       if constexpr (!cold && DBlock<B>::state_dependent) {
-        f.add(t * lane_gamma<B, B, false>(std::get<B>(pt.d), x));
+        f += t * lane_gamma<B, B, false>(std::get<B>(pt.d), x);
       }
     }
     if constexpr (q_part) {
@@ -918,21 +922,21 @@ class Recipe {
           if constexpr (S::state_dependent) detail::or_nonfinite(av, metric);
           if constexpr (Pr::row == B) {
             if constexpr (scalar_block(Pr::col)) {
-              f.sub(av * std::get<Pr::col - 1>(pt.e).gradient1(sv[Pr::col]));
+              f -= av * std::get<Pr::col - 1>(pt.e).gradient1(sv[Pr::col]);
             } else {
-              f.sub(av * dh<Pr::col>(pt, x, g, cache));
+              f -= av * dh<Pr::col>(pt, x, g, cache);
             }
             if constexpr (!cold && S::state_dependent)
-              f.add(t * lane_gamma<Pr::row, Pr::col, false>(a, x));
+              f += t * lane_gamma<Pr::row, Pr::col, false>(a, x);
           } else {
-            f.add(av * dh<Pr::row>(pt, x, g, cache));
+            f += av * dh<Pr::row>(pt, x, g, cache);
             if constexpr (!cold && S::state_dependent)
-              f.add(t * lane_gamma<Pr::row, Pr::col, true>(a, x));
+              f += t * lane_gamma<Pr::row, Pr::col, true>(a, x);
           }
         }
       });
     }
-    return f.value();
+    return f;
   }
 
   /// Σ-contribution of one lane to the drift of one-scalar block C (columns joining C to

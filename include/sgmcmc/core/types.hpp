@@ -285,25 +285,6 @@ template <class S>
   std::memcpy(&b, &d, sizeof b);
   acc |= b;
 }
-/// A sum of terms that starts from its first term, not from 0 + it: x + (−a) is x − a, one
-/// fused multiply-subtract in the update x + h f, where x + h (0 − a) is a subtraction more on
-/// the step's chain of dependences (HMC's leapfrog at small d is that chain). The two differ
-/// only in the sign of a zero. No terms: 0. `first` is known at compile time at every call in
-/// an unrolled sequence, so no branch remains.
-template <class S>
-struct LaneSum {
-  S v{0};
-  bool first = true;
-  [[gnu::always_inline]] void add(S a) noexcept {
-    v = first ? a : v + a;
-    first = false;
-  }
-  [[gnu::always_inline]] void sub(S a) noexcept {
-    v = first ? -a : v - a;
-    first = false;
-  }
-  [[gnu::always_inline]] S value() const noexcept { return v; }
-};
 /// True iff all n entries of p are finite.
 template <class S>
 bool all_finite(const S* p, Index n) noexcept {
