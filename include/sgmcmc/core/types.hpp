@@ -54,6 +54,16 @@ using UnalignedMap = Eigen::Map<const Vector<Scalar, N>, Eigen::Unaligned>;
 /// baseline and for AVX2 (and, opted in, for AVX-512: below), and runs the best copy the CPU has
 /// (tests of the CPU's feature word per step). No FMA in any copy: all round alike, so a chain is
 /// bit for bit the same on every path. Define SGMCMC_NO_DISPATCH to compile the baseline only.
+/// GCC: the copies are compiled without interprocedural register allocation. With it, GCC knows
+/// that a baseline (SSE) function the copy calls out of line (the model's gradient, where it is
+/// not inlined) leaves the upper halves of the vector registers alone, keeps values there across
+/// the call and so emits no vzeroupper before it; the callee's every SSE instruction then runs
+/// with dirty upper state. HMC float d = 32 in a portable build: 146 → 20.5 ns per leapfrog step.
+#if defined(__GNUC__) && !defined(__clang__)
+#define SGMCMC_COPY_NO_IPA_RA gnu::optimize("no-ipa-ra"),
+#else
+#define SGMCMC_COPY_NO_IPA_RA
+#endif
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__)) && \
     !defined(__AVX2__) && !defined(SGMCMC_NO_DISPATCH)
 #define SGMCMC_DISPATCH_AVX2 1
@@ -61,7 +71,8 @@ using UnalignedMap = Eigen::Map<const Vector<Scalar, N>, Eigen::Unaligned>;
 /// and so run them as the baseline's).
 #define SGMCMC_ENGINE_INLINE [[gnu::always_inline]]
 /// What makes a function the AVX2 copy.
-#define SGMCMC_AVX2_COPY [[gnu::target("avx2"), gnu::flatten, gnu::noinline]]
+#define SGMCMC_AVX2_COPY \
+  [[ gnu::target("avx2"), SGMCMC_COPY_NO_IPA_RA gnu::flatten, gnu::noinline ]]
 #else
 #define SGMCMC_DISPATCH_AVX2 0
 #define SGMCMC_ENGINE_INLINE
@@ -90,8 +101,10 @@ using UnalignedMap = Eigen::Map<const Vector<Scalar, N>, Eigen::Unaligned>;
     (SGMCMC_DISPATCH_AVX2 || defined(__AVX2__))
 #define SGMCMC_NARROW_STEP 1
 #if SGMCMC_DISPATCH_AVX2
-#define SGMCMC_NARROW_COPY \
-  [[gnu::target("avx2,prefer-vector-width=128"), gnu::flatten, gnu::noinline]]
+#define SGMCMC_NARROW_COPY                                                                         \
+  [[                                                                                               \
+    gnu::target("avx2,prefer-vector-width=128"), SGMCMC_COPY_NO_IPA_RA gnu::flatten, gnu::noinline \
+  ]]
 #else
 #define SGMCMC_NARROW_COPY [[gnu::target("prefer-vector-width=128"), gnu::flatten, gnu::noinline]]
 #endif
@@ -116,7 +129,7 @@ using UnalignedMap = Eigen::Map<const Vector<Scalar, N>, Eigen::Unaligned>;
 #define SGMCMC_AVX512_COPY                                                          \
   [[                                                                                \
     gnu::target("avx512f,avx512vl,avx512bw,avx512dq,avx2,prefer-vector-width=512"), \
-    SGMCMC_AVX512_ROUNDING gnu::flatten, gnu::noinline                              \
+    SGMCMC_AVX512_ROUNDING SGMCMC_COPY_NO_IPA_RA gnu::flatten, gnu::noinline        \
   ]]
 #else
 #define SGMCMC_DISPATCH_AVX512 0

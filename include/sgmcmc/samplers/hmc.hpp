@@ -17,10 +17,16 @@ namespace sgmcmc {
 
 namespace detail {
 /// HMC's trajectory runs in local vectors (HMC's local_transition) for blocks of up to this many
-/// bytes, where the step runs wide loads: three such vectors on the stack, at most 6 KiB. Past
-/// it the engine's passes are faster (docs/PERFORMANCE.md: 2 KiB, float d = 512, was the largest
-/// block where the local vectors won on the bench's machine; 4 KiB lost).
+/// bytes, where the step runs wide loads; past it the engine's passes are faster. Measured on
+/// the bench's Xeon (docs/PERFORMANCE.md): in a build with AVX, where Eigen's packets are as wide
+/// as the step's loops, the local vectors won up to 2 KiB (float d = 512) and lost at 4 KiB; in a
+/// dispatched portable build, whose Eigen packets stay 16 bytes while the step's copy runs AVX2,
+/// they won up to 256 bytes and lost from 400. At most three such vectors on the stack.
+#if defined(__AVX__)
 inline constexpr int kLocalTrajectoryBytes = 2048;
+#else
+inline constexpr int kLocalTrajectoryBytes = 256;
+#endif
 }  // namespace detail
 
 /// The recipe behind HMC: no diffusion, the symplectic pair, leapfrog.
@@ -322,6 +328,10 @@ class HMC : public SamplerBase<
   /// store-forwarding wait, ~7 % of a small transition).
   template <class St>
   static void store_info(St& z, const Info& info) noexcept {
+    static_assert(sizeof(Info) == sizeof info.accepted + sizeof info.divergent +
+                                      sizeof info.reserved + sizeof info.energy_error +
+                                      sizeof info.accept_prob,
+                  "store_info writes every member of HMCInfo");
     unsigned char* e = detail::StateAccess::extra_bytes(z);
     std::memcpy(e + offsetof(Info, accepted), &info.accepted, sizeof info.accepted);
     std::memcpy(e + offsetof(Info, divergent), &info.divergent, sizeof info.divergent);
