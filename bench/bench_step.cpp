@@ -321,7 +321,7 @@ struct BareUniform {
 /// refresh, the potential, L leapfrog steps with Eigen, the exact Metropolis test (std::exp).
 /// Two spellings, both timed, the faster one the floor: fixed-size vectors in local variables
 /// (Local: the compiler may keep them in registers for the whole trajectory, fastest at small d)
-/// and maps over heap buffers (fastest at d = 100 here, where locals spill). What the library's
+/// and maps over heap buffers (which can be faster where the locals spill). What the library's
 /// HMC is compared with.
 template <class Scalar, int D, bool Local>
 struct BareHMC {
