@@ -27,10 +27,6 @@ struct Case {
   static constexpr int dim = Dim;
 };
 
-template <class T>
-bool same_bytes(const T& a, const T& b) {
-  return std::memcmp(&a, &b, sizeof(T)) == 0;
-}
 template <class A, class B>
 bool same_values(const A& a, const B& b) {
   return a.size() == b.size() &&
@@ -40,18 +36,18 @@ bool same_values(const A& a, const B& b) {
 /// One transition by hand from z with the momentum √m ζ: leapfrog() (the engine's trajectory),
 /// then ΔE, min(1, e^-ΔE) and the test u < that, as HMC documents them (a failed trajectory or a
 /// non-finite ΔE: divergent, rejected).
-template <class Sampler, class Model>
+template <class Sampler>
 struct ByHand {
   typename Sampler::State end;
   HMCInfo<typename Sampler::Scalar> info;
 };
 
 template <class Sampler, class Model>
-ByHand<Sampler, Model> by_hand(const Sampler& s, const typename Sampler::State& z, const Model& m,
-                               const typename Sampler::Scalar* zeta, typename Sampler::Scalar u) {
+ByHand<Sampler> by_hand(const Sampler& s, const typename Sampler::State& z, const Model& m,
+                        const typename Sampler::Scalar* zeta, typename Sampler::Scalar u) {
   using Scalar = typename Sampler::Scalar;
   constexpr int Dim = Sampler::dim;
-  ByHand<Sampler, Model> out{z, {}};
+  ByHand<Sampler> out{z, {}};
   const Scalar sd = std::sqrt(s.params().mass);
   for (int i = 0; i < Dim; ++i) out.end.momentum()[i] = sd * zeta[i];
   const GaussianKinetic<Scalar> kinetic{s.params().mass};
@@ -112,8 +108,8 @@ TEST_CASE_TEMPLATE(
         const auto got = z.extra();
         CHECK(got.accepted == want.info.accepted);
         CHECK(got.divergent == want.info.divergent);
-        CHECK(same_bytes(got.energy_error, want.info.energy_error));
-        CHECK(same_bytes(got.accept_prob, want.info.accept_prob));
+        CHECK(detail::same_bits_of(got.energy_error, want.info.energy_error));
+        CHECK(detail::same_bits_of(got.accept_prob, want.info.accept_prob));
         CHECK(same_values(z.position(), want.end.position()));
         CHECK(same_values(z.momentum(), want.end.momentum()));
         (got.accepted ? accepted : rejected) += 1;
@@ -160,7 +156,7 @@ TEST_CASE_TEMPLATE("a divergent trajectory is a rejection that keeps θ and the 
   CHECK(info.divergent);
   CHECK_FALSE(info.accepted);
   CHECK(same_values(z.position(), theta));
-  for (int i = 0; i < Dim; ++i) CHECK(same_bytes(z.momentum()[i], zeta[i]));
+  for (int i = 0; i < Dim; ++i) CHECK(detail::same_bits_of(z.momentum()[i], zeta[i]));
   // The control: a small momentum stays in the box and is accepted (no divergence).
   zeta[0] = Scalar(0.1);
   REQUIRE(s.step_with_noise(z, Cliff<Scalar, Dim>{}, zeta, Scalar(0.5)));

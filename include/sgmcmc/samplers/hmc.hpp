@@ -113,6 +113,7 @@ class HMC : public SamplerBase<
   void derive() noexcept {
     status_ = compute_status();
     momentum_sd_ = detail::sqrt(params_.mass);
+    inv_mass_ = Scalar(1) / params_.mass;
   }
   Status compute_status() const noexcept {
     if (!(params_.step_size > Scalar(0)) || !std::isfinite(params_.step_size)) {
@@ -246,7 +247,7 @@ class HMC : public SamplerBase<
     const Scalar h0 = u0 + kinetic().energy(r);
     const Scalar h = params_.step_size;
     const Scalar half = h * Scalar(1) / Scalar(2);
-    const Scalar inv_mass = Scalar(1) / params_.mass;
+    const Scalar inv_mass = inv_mass_;
     if (inv_mass == Scalar(1)) {
       for (int l = 0; l < params_.steps; ++l) {
         r -= half * g;
@@ -349,6 +350,7 @@ class HMC : public SamplerBase<
   RecipeType recipe_;
   Status status_ = StatusCode::Ok;  // derive()
   Scalar momentum_sd_ = Scalar(1);  // derive(): √m, the refresh's scale
+  Scalar inv_mass_ = Scalar(1);     // derive(): 1/m, the local trajectory's drift factor
 };
 
 template <int Dim>
