@@ -26,9 +26,11 @@ struct GaussianKinetic {
   }
   /// dK/dr_i = r_i / m for one coordinate (the fused engine's per-coordinate form).
   Scalar gradient1(Scalar r) const noexcept { return r * (Scalar(1) / mass); }
+  /// rᵀr (1/(2m)): the factor does not wait for r, so a trajectory's end energy (HMC's
+  /// acceptance) takes a multiplication after rᵀr, not a division. rᵀr/2 exactly when m = 1.
   template <class X>
   Scalar energy(const Eigen::MatrixBase<X>& r) const noexcept {
-    return r.squaredNorm() / (Scalar(2) * mass);
+    return r.squaredNorm() * (Scalar(0.5) / mass);
   }
   /// r ~ N(0, m I), written to n scalars at r.
   template <class Rng>

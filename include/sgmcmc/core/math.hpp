@@ -15,6 +15,18 @@
 #include <emmintrin.h>
 #endif
 
+/// 1 where float's exp is computed in double (exp_in_double): targets with double-precision
+/// hardware. 0 where double arithmetic is emulated (Cortex-M4F and other single-precision or
+/// soft-float FPUs), which keep the float kernel. A build may define it either way.
+#ifndef SGMCMC_FLOAT_EXP_IN_DOUBLE
+#if defined(__SOFTFP__) || (defined(__ARM_FP) && !(__ARM_FP & 8)) || \
+    (defined(__riscv) && (!defined(__riscv_flen) || __riscv_flen < 64))
+#define SGMCMC_FLOAT_EXP_IN_DOUBLE 0
+#else
+#define SGMCMC_FLOAT_EXP_IN_DOUBLE 1
+#endif
+#endif
+
 namespace sgmcmc::detail {
 
 // Why: C libraries set errno at the edges of exp, log and pow (glibc always; newlib in POSIX mode,
@@ -30,7 +42,10 @@ namespace sgmcmc::detail {
 // ports/cortex-m/tests/host/test_math.cpp: float over every 97th bit pattern of each domain,
 // double over 10^6 random arguments per range; run it for the current figures):
 // see the table in ports/cortex-m/README.md ("Errno-free math"). Coefficients are minimax
-// fits from ports/cortex-m/tools/fit_coefficients.py.
+// fits from ports/cortex-m/tools/fit_coefficients.py. Float exp (and exp_nonpositive) is
+// computed in double where double is hardware (SGMCMC_FLOAT_EXP_IN_DOUBLE, exp_in_double): its
+// chain of dependences is about half the float kernel's, which HMC's and NUTS's acceptance
+// waits for, and it is correctly rounded but for about 1 argument in 35 000 (0.501 ulp).
 
 /// Reinterprets the bits of a value of the same size (C++17 stand-in for std::bit_cast).
 template <class To, class From>
@@ -76,6 +91,11 @@ struct MathConstants<float> {
   /// e^r - 1 = r + r^2 Q(r) on [-ln2/2, ln2/2].
   static constexpr float exp_q[5] = {5.000000062e-01f, 1.666654304e-01f, 4.166628217e-02f,
                                      8.366577286e-03f, 1.394643948e-03f};
+  /// exp_in_double: e^r = 1 + r + r^2 Q(r) on [-ln2/2, ln2/2] in double, relative error
+  /// 2^-34.2 (the float result's rounding then dominates).
+  static constexpr double exp_dq[6] = {5.00000006764264260e-01, 1.66666658694113290e-01,
+                                       4.16662950931655438e-02, 8.33349700970195846e-03,
+                                       1.39446486248048546e-03, 1.97903516299185783e-04};
   /// sin a = a + a^3 S(a^2), cos a = 1 + a^2 C(a^2) on [-pi/4, pi/4].
   static constexpr float sin_s[3] = {-1.666665494e-01f, 8.332178146e-03f, -1.951729898e-04f};
   static constexpr float cos_c[4] = {-4.999999973e-01f, 4.166662332e-02f, -1.388676379e-03f,
@@ -94,6 +114,7 @@ struct MathConstants<double> {
   static constexpr Bits sqrt_half_bits = 0x3fe6a09e667f3bcdull;
   static constexpr double ln2_hi = 0x1.62e42fefa38p-1;  // 42 significant bits
   static constexpr double ln2_lo = 0x1.ef35793c76730p-45;
+  static constexpr double ln2 = 0x1.62e42fefa39efp-1;  // rounded to nearest
   static constexpr double log2e = 0x1.71547652b82fep+0;
   static constexpr double shifter = 0x1.8p+52;
   static constexpr double exp_hi = 710.0;
@@ -318,6 +339,78 @@ inline void exp_reduce(S x, S lowest, S& hi, S& lo,
   n = static_cast<typename C::SignedBits>(exp_split(x, hi, lo));
 }
 
+/// max(x, lo), a NaN x passed through, without a branch: maxss/maxsd on x86 (which return their
+/// second operand when either is NaN), select() elsewhere.
+template <class S, EnableIfFloatingPoint<S> = 0>
+inline S clamp_below(S x, S lo) noexcept {
+#if defined(__SSE2__) || defined(_M_X64)
+  if constexpr (std::is_same_v<S, float>) {
+    return _mm_cvtss_f32(_mm_max_ss(_mm_set_ss(lo), _mm_set_ss(x)));
+  } else {
+    return _mm_cvtsd_f64(_mm_max_sd(_mm_set_sd(lo), _mm_set_sd(x)));
+  }
+#else
+  return select(x < lo, lo, x);
+#endif
+}
+
+/// min(x, hi), a NaN x passed through, without a branch (as clamp_below).
+template <class S, EnableIfFloatingPoint<S> = 0>
+inline S clamp_above(S x, S hi) noexcept {
+#if defined(__SSE2__) || defined(_M_X64)
+  if constexpr (std::is_same_v<S, float>) {
+    return _mm_cvtss_f32(_mm_min_ss(_mm_set_ss(hi), _mm_set_ss(x)));
+  } else {
+    return _mm_cvtsd_f64(_mm_min_sd(_mm_set_sd(hi), _mm_set_sd(x)));
+  }
+#else
+  return select(x > hi, hi, x);
+#endif
+}
+
+/// e^x for a float x in [exp_lo, exp_hi] (or NaN), computed in double and rounded once to float
+/// (SGMCMC_FLOAT_EXP_IN_DOUBLE): k = round(x log2 e) and r = x - k ln 2 in double (k ln 2 off by
+/// at most 2^-46), e^r = (1 + r) + r^2 (q0 + q1 r) + r^4 ((q2 + q3 r) + r^2 (q4 + q5 r)) by
+/// Estrin's scheme (three multiply-adds after r^2 on the chain, where the float kernel has eight
+/// dependent steps and two integer round trips), 2^k added to the exponent field (t = 1.5 2^52 +
+/// k, so t's bits shifted left by 52 are k's; p 2^k is a normal double for every k in
+/// [-151, 129]), then one rounding: overflow to inf and gradual underflow come from the rounding,
+/// as for the exact value. A NaN stays NaN (its low bits are zero, so nothing is added). Relative
+/// error before the rounding below 2^-34, so within 0.501 ulp. This part: p = e^r and t.
+inline double exp_in_double_reduced(double x, double& t) noexcept {
+  using D = MathConstants<double>;
+  const double(&q)[6] = MathConstants<float>::exp_dq;
+  t = x * D::log2e + D::shifter;
+  const double k = t - D::shifter;
+  const double r = x - k * D::ln2;
+  const double r2 = r * r;
+  const double r4 = r2 * r2;
+  const double low = (1.0 + r) + r2 * (q[0] + q[1] * r);
+  const double high = (q[2] + q[3] * r) + r2 * (q[4] + q[5] * r);
+  return low + r4 * high;
+}
+
+/// p 2^k rounded to float, k from t's bits, in plain integer arithmetic (a loop of them
+/// vectorises).
+inline float exp_in_double_scaled(double p, double t) noexcept {
+  const std::uint64_t scaled = bit_cast<std::uint64_t>(p) + (bit_cast<std::uint64_t>(t) << 52);
+  return static_cast<float>(bit_cast<double>(scaled));
+}
+
+/// exp_in_double_reduced and _scaled for one argument; on x86 the scaling stays in the vector
+/// unit (GCC would move p and t to general registers and back: six cycles on the chain).
+inline float exp_in_double(float x) noexcept {
+  double t;
+  const double p = exp_in_double_reduced(x, t);
+#if defined(__SSE2__) || defined(_M_X64)
+  const __m128i scaled = _mm_add_epi64(_mm_castpd_si128(_mm_set_sd(p)),
+                                       _mm_slli_epi64(_mm_castpd_si128(_mm_set_sd(t)), 52));
+  return static_cast<float>(_mm_cvtsd_f64(_mm_castsi128_pd(scaled)));
+#else
+  return exp_in_double_scaled(p, t);
+#endif
+}
+
 /// v 2^n for |n| <= 2 bias, in two normal factors so that overflow and gradual underflow round
 /// once.
 template <class S, EnableIfFloatingPoint<S> = 0>
@@ -331,10 +424,16 @@ inline S scale_pow2(S v, typename MathConstants<S>::SignedBits n) noexcept {
 template <class S, bool ClampHigh = true, EnableIfFloatingPoint<S> = 0>
 inline S exp(S x) noexcept {
   using C = MathConstants<S>;
-  S hi, lo;
-  typename C::SignedBits n;
-  exp_reduce<S, ClampHigh>(x, C::exp_lo, hi, lo, n);
-  return scale_pow2(exp_reduced(hi, lo), n);
+  if constexpr (std::is_same_v<S, float> && SGMCMC_FLOAT_EXP_IN_DOUBLE) {
+    x = clamp_below(x, C::exp_lo);
+    if constexpr (ClampHigh) x = clamp_above(x, C::exp_hi);
+    return exp_in_double(x);
+  } else {
+    S hi, lo;
+    typename C::SignedBits n;
+    exp_reduce<S, ClampHigh>(x, C::exp_lo, hi, lo, n);
+    return scale_pow2(exp_reduced(hi, lo), n);
+  }
 }
 
 /// e^x for x <= 0 (or -inf, NaN): exp without the clamp that only overflow needs. The same
@@ -357,7 +456,8 @@ inline S opaque(S v) noexcept {
 }
 
 /// exp_nonpositive written for the body of a loop the compiler vectorises: the same values for
-/// every x <= 0, -inf and NaN (tests/logreg/test_model.cpp), with plain conditionals in place of
+/// every x <= 0, -inf and NaN (tests/logreg/test_model.cpp, test_math), with plain conditionals
+/// in place of
 /// select(), whose asm keeps each value in a general register (a loop of them runs scalar), and
 /// n / 2 in unsigned arithmetic, which SSE2 and AVX2 have (n <= 0 here). `lowest` must be
 /// opaque(MathConstants<S>::exp_lo), taken once outside the loop: with the constant in sight,
@@ -369,12 +469,18 @@ inline S exp_nonpositive_lane(S x, S lowest) noexcept {
   using C = MathConstants<S>;
   using Bits = typename C::Bits;
   using SignedBits = typename C::SignedBits;
-  S hi, lo;
-  const Bits n = exp_split(x < lowest ? lowest : x, hi, lo);  // n <= 0, modulo 2^bits
-  // scale_pow2's split: n1 = n / 2 rounded toward zero, = -((-n) >> 1) for n <= 0.
-  const Bits n1 = Bits(0) - ((Bits(0) - n) >> 1);
-  return exp_reduced(hi, lo) * pow2<S>(static_cast<SignedBits>(n1)) *
-         pow2<S>(static_cast<SignedBits>(n - n1));
+  if constexpr (std::is_same_v<S, float> && SGMCMC_FLOAT_EXP_IN_DOUBLE) {
+    double t;
+    const double p = exp_in_double_reduced(x < lowest ? lowest : x, t);
+    return exp_in_double_scaled(p, t);
+  } else {
+    S hi, lo;
+    const Bits n = exp_split(x < lowest ? lowest : x, hi, lo);  // n <= 0, modulo 2^bits
+    // scale_pow2's split: n1 = n / 2 rounded toward zero, = -((-n) >> 1) for n <= 0.
+    const Bits n1 = Bits(0) - ((Bits(0) - n) >> 1);
+    return exp_reduced(hi, lo) * pow2<S>(static_cast<SignedBits>(n1)) *
+           pow2<S>(static_cast<SignedBits>(n - n1));
+  }
 }
 
 /// e^x - 1, accurate for small x: +inf above ln(max), -1 below, NaN -> NaN. No errno.

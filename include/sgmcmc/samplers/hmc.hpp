@@ -312,7 +312,7 @@ class HMC : public SamplerBase<
         // the real-time tick costs the same whether the trajectory is accepted or not
         // (docs/REALTIME.md).
         const Scalar e = info.energy_error;
-        info.accept_prob = detail::exp_nonpositive(detail::select(e > Scalar(0), -e, Scalar(0)));
+        info.accept_prob = detail::exp_nonpositive(detail::clamp_above(-e, Scalar(0)));
         accept = uniform < info.accept_prob;
       }
     } else if (accept) {

@@ -98,6 +98,12 @@ def main():
         c, e = remez(g_exp, lambda r: abs(r) + mp.mpf("1e-30"), -h, h, powers)
         show(name, c, e, powers)
 
+    # float's exp computed in double (exp_dq, SGMCMC_FLOAT_EXP_IN_DOUBLE): e^r = 1 + r + r^2 Q(r)
+    # with the relative error of e^r minimised, weight r^2 / e^r (2^-34.2 with six terms).
+    powers = list(range(0, 6))
+    c, e = remez(g_exp, lambda r: r * r / mp.exp(r) + mp.mpf("1e-30"), -h, h, powers)
+    show("exp Q(r) float in double (use the double row)", c, e, powers)
+
     # sin / cos on [-pi/4, pi/4] in t = theta^2: sin = theta + theta^3 S(t), cos = 1 + t C(t).
     # Relative error of sin is about t err(S) / (1 - t/6): minimise t |err(S)|; cos's absolute
     # error t err(C) (cos >= 0.707).
