@@ -274,8 +274,9 @@ class NUTS
     return StatusCode::Ok;
   }
 
+  /// K(r), the recipe's kinetic term (HMC's formula).
   Scalar kinetic(const Scalar* r) const noexcept {
-    return CMap(r).squaredNorm() / (Scalar(2) * params_.mass);
+    return std::get<0>(recipe_.energy().terms).energy(CMap(r));
   }
 
   /// One leapfrog step of the point, in place, signed by `direction`; false on a non-finite value.
