@@ -327,18 +327,6 @@ inline S exp_reduced(S hi, S lo) noexcept {
   return S(1) + (hi + (lo + r * r * horner(r, MathConstants<S>::exp_q)));
 }
 
-/// Clamps x to [lowest, exp_hi] (NaN passes through both comparisons), then exp_split: the
-/// reduction shared by exp and expm1. ClampHigh = false when the caller guarantees x <= 0
-/// (exp_nonpositive).
-template <class S, bool ClampHigh = true, EnableIfFloatingPoint<S> = 0>
-inline void exp_reduce(S x, S lowest, S& hi, S& lo,
-                       typename MathConstants<S>::SignedBits& n) noexcept {
-  using C = MathConstants<S>;
-  if constexpr (ClampHigh) x = select(x > C::exp_hi, C::exp_hi, x);
-  x = select(x < lowest, lowest, x);
-  n = static_cast<typename C::SignedBits>(exp_split(x, hi, lo));
-}
-
 /// max(x, lo), a NaN x passed through, without a branch: maxss/maxsd on x86 (which return their
 /// second operand when either is NaN), select() elsewhere.
 template <class S, EnableIfFloatingPoint<S> = 0>
@@ -366,6 +354,18 @@ inline S clamp_above(S x, S hi) noexcept {
 #else
   return select(x > hi, hi, x);
 #endif
+}
+
+/// Clamps x to [lowest, exp_hi] (NaN passes through both comparisons), then exp_split: the
+/// reduction shared by exp and expm1. ClampHigh = false when the caller guarantees x <= 0
+/// (exp_nonpositive).
+template <class S, bool ClampHigh = true, EnableIfFloatingPoint<S> = 0>
+inline void exp_reduce(S x, S lowest, S& hi, S& lo,
+                       typename MathConstants<S>::SignedBits& n) noexcept {
+  using C = MathConstants<S>;
+  if constexpr (ClampHigh) x = clamp_above(x, C::exp_hi);
+  x = clamp_below(x, lowest);
+  n = static_cast<typename C::SignedBits>(exp_split(x, hi, lo));
 }
 
 /// e^x for a float x in [exp_lo, exp_hi] (or NaN), computed in double and rounded once to float
