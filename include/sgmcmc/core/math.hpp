@@ -34,13 +34,14 @@ namespace sgmcmc::detail {
 // interrupt handler would then overwrite the errno of the code it interrupted. Everything here is
 // IEEE arithmetic and bit manipulation on the argument: no library call, no global, no errno, no
 // table, and no branch (the special cases go through select(), which the optimiser cannot turn
-// into branches), so the instruction count does not depend on the argument (measured on the
-// Cortex-M4F: ports/cortex-m/tools/count-constant.sh). Needs IEEE semantics: not for
-// -ffast-math (the NaN and Inf selects, and the rounding by 1.5 * 2^23, would be optimised away).
+// into branches, or on x86 through minss/maxss), so the instruction count does not depend on the
+// argument (measured on the Cortex-M4F: ports/cortex-m/tools/count-constant.sh). Needs IEEE
+// semantics: not for -ffast-math (the NaN and Inf selects, and the rounding by 1.5 * 2^23, would
+// be optimised away).
 //
-// Accuracy (max error in ulp against a long-double reference, measured by
-// ports/cortex-m/tests/host/test_math.cpp: float over every 97th bit pattern of each domain,
-// double over 10^6 random arguments per range; run it for the current figures):
+// Accuracy (max error in ulp, measured by ports/cortex-m/tests/host/test_math.cpp, ctest
+// test_math: float over every 61st bit pattern against double, double over 10^6 random
+// arguments per range against long double; run it for the current figures):
 // see the table in ports/cortex-m/README.md ("Errno-free math"). Coefficients are minimax
 // fits from ports/cortex-m/tools/fit_coefficients.py. Float exp (and exp_nonpositive) is
 // computed in double where double is hardware (SGMCMC_FLOAT_EXP_IN_DOUBLE, exp_in_double): its
@@ -457,13 +458,13 @@ inline S opaque(S v) noexcept {
 
 /// exp_nonpositive written for the body of a loop the compiler vectorises: the same values for
 /// every x <= 0, -inf and NaN (tests/logreg/test_model.cpp, test_math), with plain conditionals
-/// in place of
-/// select(), whose asm keeps each value in a general register (a loop of them runs scalar), and
-/// n / 2 in unsigned arithmetic, which SSE2 and AVX2 have (n <= 0 here). `lowest` must be
-/// opaque(MathConstants<S>::exp_lo), taken once outside the loop: with the constant in sight,
-/// GCC branches around the polynomial for clamped arguments and then does not vectorise the loop.
-/// Where the loop is not vectorised the compiler may branch, so the constant-time paths
-/// (docs/REALTIME.md) use exp_nonpositive.
+/// in place of select(), whose asm keeps each value in a general register (a loop of them runs
+/// scalar), and n / 2 in unsigned arithmetic, which SSE2 and AVX2 have (n <= 0 here); for float
+/// where SGMCMC_FLOAT_EXP_IN_DOUBLE, exp_in_double's kernel with plain integer scaling (GCC
+/// vectorises it as well). `lowest` must be opaque(MathConstants<S>::exp_lo), taken once outside
+/// the loop: with the constant in sight, GCC branches around the polynomial for clamped arguments
+/// and then does not vectorise the loop. Where the loop is not vectorised the compiler may
+/// branch, so the constant-time paths (docs/REALTIME.md) use exp_nonpositive.
 template <class S, EnableIfFloatingPoint<S> = 0>
 inline S exp_nonpositive_lane(S x, S lowest) noexcept {
   using C = MathConstants<S>;
