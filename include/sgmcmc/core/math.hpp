@@ -115,7 +115,6 @@ struct MathConstants<double> {
   static constexpr Bits sqrt_half_bits = 0x3fe6a09e667f3bcdull;
   static constexpr double ln2_hi = 0x1.62e42fefa38p-1;  // 42 significant bits
   static constexpr double ln2_lo = 0x1.ef35793c76730p-45;
-  static constexpr double ln2 = 0x1.62e42fefa39efp-1;  // rounded to nearest
   static constexpr double log2e = 0x1.71547652b82fep+0;
   static constexpr double shifter = 0x1.8p+52;
   static constexpr double exp_hi = 710.0;
@@ -357,16 +356,20 @@ inline S clamp_above(S x, S hi) noexcept {
 #endif
 }
 
-/// Clamps x to [lowest, exp_hi] (NaN passes through both comparisons), then exp_split: the
-/// reduction shared by exp and expm1. ClampHigh = false when the caller guarantees x <= 0
-/// (exp_nonpositive).
+/// x clamped to [lowest, exp_hi] (NaN passes through both), the argument every exp kernel
+/// takes. ClampHigh = false when the caller guarantees x <= 0 (exp_nonpositive).
+template <class S, bool ClampHigh = true, EnableIfFloatingPoint<S> = 0>
+inline S exp_clamp(S x, S lowest) noexcept {
+  if constexpr (ClampHigh) x = clamp_above(x, MathConstants<S>::exp_hi);
+  return clamp_below(x, lowest);
+}
+
+/// exp_clamp, then exp_split: the reduction shared by exp and expm1.
 template <class S, bool ClampHigh = true, EnableIfFloatingPoint<S> = 0>
 inline void exp_reduce(S x, S lowest, S& hi, S& lo,
                        typename MathConstants<S>::SignedBits& n) noexcept {
-  using C = MathConstants<S>;
-  if constexpr (ClampHigh) x = clamp_above(x, C::exp_hi);
-  x = clamp_below(x, lowest);
-  n = static_cast<typename C::SignedBits>(exp_split(x, hi, lo));
+  n = static_cast<typename MathConstants<S>::SignedBits>(
+      exp_split(exp_clamp<S, ClampHigh>(x, lowest), hi, lo));
 }
 
 /// e^x for a float x in [exp_lo, exp_hi] (or NaN), computed in double and rounded once to float
@@ -383,7 +386,7 @@ inline double exp_in_double_reduced(double x, double& t) noexcept {
   const double(&q)[6] = MathConstants<float>::exp_dq;
   t = x * D::log2e + D::shifter;
   const double k = t - D::shifter;
-  const double r = x - k * D::ln2;
+  const double r = x - k * (D::ln2_hi + D::ln2_lo);  // ln 2 rounded to nearest
   const double r2 = r * r;
   const double r4 = r2 * r2;
   const double low = (1.0 + r) + r2 * (q[0] + q[1] * r);
@@ -426,9 +429,7 @@ template <class S, bool ClampHigh = true, EnableIfFloatingPoint<S> = 0>
 inline S exp(S x) noexcept {
   using C = MathConstants<S>;
   if constexpr (std::is_same_v<S, float> && SGMCMC_FLOAT_EXP_IN_DOUBLE) {
-    x = clamp_below(x, C::exp_lo);
-    if constexpr (ClampHigh) x = clamp_above(x, C::exp_hi);
-    return exp_in_double(x);
+    return exp_in_double(exp_clamp<S, ClampHigh>(x, C::exp_lo));
   } else {
     S hi, lo;
     typename C::SignedBits n;
