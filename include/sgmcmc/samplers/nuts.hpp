@@ -15,72 +15,23 @@ namespace sgmcmc {
 
 namespace detail {
 
-/// True when the span with end momenta a, b and momentum sum rho has not turned back:
-/// a·ρ > 0 and b·ρ > 0 (the generalised criterion on velocities M⁻¹r = r/m, m > 0).
-template <class A, class B, class R>
-bool no_u_turn(const A& a, const B& b, const R& rho) noexcept {
-  return a.dot(rho) > 0 && b.dot(rho) > 0;
-}
-
-/// The six dot products of one U-turn test of a span made of two halves, in one pass:
-///   a·(s − p), c·(s − p)          the whole span (ends a, c; momentum sum s − p)
-///   a·(m − p + e), e·(m − p + e)  the left half with the right half's first momentum e
-///   f·(s − m + f), c·(s − m + f)  the right half with the left half's last momentum f
-/// where p is the sum before the span and m at its middle. W partial sums per product (a fixed
-/// order, so vectorised without reassociation). All six must be > 0 for no U-turn.
-template <class Scalar, int Dim>
-bool no_u_turn_halves(const Scalar* a, const Scalar* c, const Scalar* s, const Scalar* p,
-                      const Scalar* m, const Scalar* e, const Scalar* f) noexcept {
-  constexpr int W = 64 / int(sizeof(Scalar));
-  Scalar acc[6][W] = {};
-  constexpr Index body = Dim / W * W;  // whole groups of W; the tail (if any) to partial 0
-  for (Index i = 0; i < body; i += W) {
-    for (int l = 0; l < W; ++l) {
-      const Index k = i + l;
-      const Scalar whole = s[k] - p[k];
-      const Scalar left = m[k] - p[k] + e[k];
-      const Scalar right = s[k] - m[k] + f[k];
-      acc[0][l] += a[k] * whole;
-      acc[1][l] += c[k] * whole;
-      acc[2][l] += a[k] * left;
-      acc[3][l] += e[k] * left;
-      acc[4][l] += f[k] * right;
-      acc[5][l] += c[k] * right;
-    }
-  }
-  if constexpr (body < Dim) {
-    for (Index i = body; i < Dim; ++i) {
-      const Scalar whole = s[i] - p[i];
-      const Scalar left = m[i] - p[i] + e[i];
-      const Scalar right = s[i] - m[i] + f[i];
-      acc[0][0] += a[i] * whole;
-      acc[1][0] += c[i] * whole;
-      acc[2][0] += a[i] * left;
-      acc[3][0] += e[i] * left;
-      acc[4][0] += f[i] * right;
-      acc[5][0] += c[i] * right;
-    }
-  }
-  for (int k = 0; k < 6; ++k) {
-    Scalar sum(0);
-    for (int l = 0; l < W; ++l) sum += acc[k][l];
-    if (!(sum > Scalar(0))) return false;
-  }
-  return true;
-}
-
-/// The U-turn test of a doubling, in one pass: the old tree (momentum sum R, far end a, end next
-/// to the new subtree f) merged with the new subtree (sum S, first momentum e, new end c):
-///   a·(R + S), c·(R + S); a·(R + e), e·(R + e); f·(S + f), c·(S + f), all > 0.
-template <class Scalar, int Dim>
-bool no_u_turn_merge(const Scalar* a, const Scalar* c, const Scalar* r, const Scalar* s,
-                     const Scalar* e, const Scalar* f) noexcept {
+/// One U-turn test of a span made of two halves, in one pass: with ends a (left) and c (right),
+/// the left half's last momentum f and the right half's first momentum e, and per coordinate k
+/// the momentum sums of the whole span, of the left half plus e, and of the right half plus f
+/// (sums(k) returns the three), the six dot products
+///   a·whole, c·whole;  a·left, e·left;  f·right, c·right
+/// must all be > 0 for no U-turn (the generalised criterion on velocities M⁻¹r = r/m, m > 0, on
+/// the span and on each half extended by its sibling's nearest state, as in current Stan).
+/// W partial sums per product (coordinate k adds to partial k mod W, the coordinates after the
+/// last whole group of W to partial 0), added in order at the end: a fixed order, so the pass
+/// vectorises without reassociation and gives the same bits on every build.
+template <class Scalar, int Dim, class Sums>
+bool no_u_turn(const Scalar* a, const Scalar* c, const Scalar* e, const Scalar* f,
+               Sums&& sums) noexcept {
   constexpr int W = 64 / int(sizeof(Scalar));
   Scalar acc[6][W] = {};
   auto add = [&](Index k, int l) noexcept {
-    const Scalar whole = r[k] + s[k];
-    const Scalar left = r[k] + e[k];
-    const Scalar right = s[k] + f[k];
+    const auto [whole, left, right] = sums(k);
     acc[0][l] += a[k] * whole;
     acc[1][l] += c[k] * whole;
     acc[2][l] += a[k] * left;
@@ -95,12 +46,38 @@ bool no_u_turn_merge(const Scalar* a, const Scalar* c, const Scalar* r, const Sc
   if constexpr (body < Dim) {
     for (Index i = body; i < Dim; ++i) add(i, 0);
   }
-  for (int k = 0; k < 6; ++k) {
+  for (int j = 0; j < 6; ++j) {
     Scalar sum(0);
-    for (int l = 0; l < W; ++l) sum += acc[k][l];
+    for (int l = 0; l < W; ++l) sum += acc[j][l];
     if (!(sum > Scalar(0))) return false;
   }
   return true;
+}
+
+/// Three momentum sums of one coordinate (no_u_turn's sums(k)).
+template <class Scalar>
+struct SpanSums {
+  Scalar whole, left, right;
+};
+
+/// The U-turn test of a block of leaves inside a subtree: momentum sum p before it, m at its
+/// middle and s after it.
+template <class Scalar, int Dim>
+bool no_u_turn_halves(const Scalar* a, const Scalar* c, const Scalar* s, const Scalar* p,
+                      const Scalar* m, const Scalar* e, const Scalar* f) noexcept {
+  return no_u_turn<Scalar, Dim>(a, c, e, f, [&](Index k) noexcept {
+    return SpanSums<Scalar>{s[k] - p[k], m[k] - p[k] + e[k], s[k] - m[k] + f[k]};
+  });
+}
+
+/// The U-turn test of a doubling: the old tree (momentum sum r) merged with the new subtree
+/// (sum s).
+template <class Scalar, int Dim>
+bool no_u_turn_merge(const Scalar* a, const Scalar* c, const Scalar* r, const Scalar* s,
+                     const Scalar* e, const Scalar* f) noexcept {
+  return no_u_turn<Scalar, Dim>(a, c, e, f, [&](Index k) noexcept {
+    return SpanSums<Scalar>{r[k] + s[k], r[k] + e[k], s[k] + f[k]};
+  });
 }
 
 /// A sum of weights e^x kept as e^m · w with m the largest x added (so w ∈ [1, count]): the
