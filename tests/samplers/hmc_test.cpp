@@ -4,7 +4,8 @@
 // portable build, 2 KiB in a build with AVX), elsewhere in the engine's passes
 // (Recipe::integrate, which HMC::leapfrog runs everywhere): the transition must be the refresh,
 // leapfrog(), the Metropolis test and the commit, exactly, on either path. The cases cover both
-// paths in either build. Also: a divergent trajectory is a rejection that keeps θ, and
+// paths in either build. Also: detail::leapfrog (NUTS's leaves on x86) against the
+// engine's step, a divergent trajectory is a rejection that keeps θ, and
 // detail::all_finite_packets.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
@@ -161,6 +162,64 @@ TEST_CASE_TEMPLATE("a divergent trajectory is a rejection that keeps θ and the 
   zeta[0] = Scalar(0.1);
   REQUIRE(s.step_with_noise(z, Cliff<Scalar, Dim>{}, zeta, Scalar(0.5)));
   CHECK_FALSE(z.extra().divergent);
+}
+
+TEST_CASE_TEMPLATE(
+    "detail::leapfrog is the engine's leapfrog step (Recipe::integrate_in_place), bit for bit", C,
+    HMC_CASES) {
+  // What a NUTS leaf runs where the step runs wide loads, against the engine's step for the HMC
+  // recipe: θ, r and ∇U after each of 20 steps, forwards and backwards, m = 1 (no
+  // multiplication) and m = 2.5. Negative control: the drift as r / m instead of r · (1/m), the
+  // same arithmetic but for that rounding, must differ from the engine (m = 2.5).
+  using Scalar = typename C::S;
+  constexpr int Dim = C::dim;
+  using V = Vector<Scalar, Dim>;
+  sgmcmc_test::QuarticModel<Scalar, Dim> model;
+  host::Rng rng(41);
+  bool control_differs = false;
+  for (Scalar mass : {Scalar(1), Scalar(2.5)}) {
+    for (Scalar direction : {Scalar(1), Scalar(-1)}) {
+      typename HMC<Scalar, Dim>::Params p;
+      p.step_size = Scalar(0.1) / std::sqrt(Scalar(Dim) / Scalar(10));
+      p.steps = 1;
+      p.mass = mass;
+      const auto recipe = HMC<Scalar, Dim>::make_recipe(p);
+      REQUIRE(recipe.status());
+      alignas(64) static Scalar theta[Dim], r[Dim], g[Dim];
+      alignas(64) static V q, rv, gv, qc, rc, gc;
+      for (int i = 0; i < Dim; ++i) theta[i] = Scalar(0.4) * Scalar((i * 7) % 11) / Scalar(11);
+      fill_normal(rng, r, Dim);
+      detail::model_gradient<Scalar, Dim>(model, theta, g);
+      q = ConstVectorMap<Scalar, Dim>(theta);
+      rv = ConstVectorMap<Scalar, Dim>(r);
+      gv = ConstVectorMap<Scalar, Dim>(g);
+      qc = q, rc = rv, gc = gv;
+      const Scalar h = direction < Scalar(0) ? -p.step_size : p.step_size;
+      const Scalar inv_mass = Scalar(1) / mass;
+      for (int t = 0; t < 20; ++t) {
+        Scalar* const blocks[2] = {theta, r};
+        REQUIRE(recipe.integrate_in_place(blocks, g, model, 1, direction));
+        if (mass == Scalar(1)) {
+          detail::leapfrog<Dim, true>(q, rv, gv, model, h, inv_mass);
+        } else {
+          detail::leapfrog<Dim, false>(q, rv, gv, model, h, inv_mass);
+        }
+        CHECK(same_values(q, ConstVectorMap<Scalar, Dim>(theta)));
+        CHECK(same_values(rv, ConstVectorMap<Scalar, Dim>(r)));
+        CHECK(same_values(gv, ConstVectorMap<Scalar, Dim>(g)));
+        const Scalar half = h * Scalar(1) / Scalar(2);
+        rc -= half * gc;
+        qc += h * (rc / mass);
+        detail::model_gradient<Scalar, Dim>(model, qc.data(), gc.data());
+        rc -= half * gc;
+        control_differs = control_differs || !same_values(qc, ConstVectorMap<Scalar, Dim>(theta));
+        qc = ConstVectorMap<Scalar, Dim>(theta);  // the control restarts from the engine's point
+        rc = ConstVectorMap<Scalar, Dim>(r);
+        gc = ConstVectorMap<Scalar, Dim>(g);
+      }
+    }
+  }
+  CHECK(control_differs);
 }
 
 TEST_CASE_TEMPLATE("detail::all_finite_packets sees every non-finite entry", Scalar, float,

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Exact NUTS for full-data models (MATH.md §4.3 option A): iterative multinomial tree building,
-// generalised U-turn checks, biased progressive sampling, on the engine's leapfrog (the HMC
-// recipe). Its workspace (trajectory ends, proposals, U-turn checkpoints: O(d · MaxDepth)) lives
-// in the state's scratch vectors, so the stack use does not grow with d.
+// generalised U-turn checks, biased progressive sampling, on the HMC recipe's leapfrog (the
+// engine's values). Its workspace (trajectory ends, proposals, U-turn checkpoints:
+// O(d · MaxDepth)) lives in the state's scratch vectors, so the stack use does not grow with d.
 #pragma once
 
 #include <cmath>
@@ -15,23 +15,68 @@ namespace sgmcmc {
 
 namespace detail {
 
-/// One U-turn test of a span made of two halves, in one pass: with ends a (left) and c (right),
-/// the left half's last momentum f and the right half's first momentum e, and per coordinate k
-/// the momentum sums of the whole span, of the left half plus e, and of the right half plus f
-/// (sums(k) returns the three), the six dot products
-///   a·whole, c·whole;  a·left, e·left;  f·right, c·right
-/// must all be > 0 for no U-turn (the generalised criterion on velocities M⁻¹r = r/m, m > 0, on
-/// the span and on each half extended by its sibling's nearest state, as in current Stan).
-/// W partial sums per product (coordinate k adds to partial k mod W, the coordinates after the
-/// last whole group of W to partial 0), added in order at the end: a fixed order, so the pass
-/// vectorises without reassociation and gives the same bits on every build.
-template <class Scalar, int Dim, class Sums>
-bool no_u_turn(const Scalar* a, const Scalar* c, const Scalar* e, const Scalar* f,
-               Sums&& sums) noexcept {
+/// The six dot products of one U-turn test of a span made of two halves, in one pass:
+///   a·(s − p), c·(s − p)          the whole span (ends a, c; momentum sum s − p)
+///   a·(m − p + e), e·(m − p + e)  the left half with the right half's first momentum e
+///   f·(s − m + f), c·(s − m + f)  the right half with the left half's last momentum f
+/// where p is the sum before the span and m at its middle. W partial sums per product (a fixed
+/// order, so vectorised without reassociation). All six must be > 0 for no U-turn.
+template <class Scalar, int Dim>
+bool no_u_turn_halves(const Scalar* a, const Scalar* c, const Scalar* s, const Scalar* p,
+                      const Scalar* m, const Scalar* e, const Scalar* f) noexcept {
+  constexpr int W = 64 / int(sizeof(Scalar));
+  Scalar acc[6][W] = {};
+  constexpr Index body = Dim / W * W;  // whole groups of W; the tail (if any) to partial 0
+  for (Index i = 0; i < body; i += W) {
+    for (int l = 0; l < W; ++l) {
+      const Index k = i + l;
+      const Scalar whole = s[k] - p[k];
+      const Scalar left = m[k] - p[k] + e[k];
+      const Scalar right = s[k] - m[k] + f[k];
+      acc[0][l] += a[k] * whole;
+      acc[1][l] += c[k] * whole;
+      acc[2][l] += a[k] * left;
+      acc[3][l] += e[k] * left;
+      acc[4][l] += f[k] * right;
+      acc[5][l] += c[k] * right;
+    }
+  }
+  if constexpr (body < Dim) {
+    for (Index i = body; i < Dim; ++i) {
+      const Scalar whole = s[i] - p[i];
+      const Scalar left = m[i] - p[i] + e[i];
+      const Scalar right = s[i] - m[i] + f[i];
+      acc[0][0] += a[i] * whole;
+      acc[1][0] += c[i] * whole;
+      acc[2][0] += a[i] * left;
+      acc[3][0] += e[i] * left;
+      acc[4][0] += f[i] * right;
+      acc[5][0] += c[i] * right;
+    }
+  }
+  for (int k = 0; k < 6; ++k) {
+    Scalar sum(0);
+    for (int l = 0; l < W; ++l) sum += acc[k][l];
+    if (!(sum > Scalar(0))) return false;
+  }
+  return true;
+}
+
+/// The U-turn test of a doubling, in one pass: the old tree (momentum sum R, far end a, end next
+/// to the new subtree f) merged with the new subtree (sum S, first momentum e, new end c):
+///   a·(R + S), c·(R + S); a·(R + e), e·(R + e); f·(S + f), c·(S + f), all > 0.
+/// The six products of no_u_turn_halves again, with other sums: one function for both, the sums
+/// passed in, cost the Cortex-M4F 27 % more instructions per NUTS transition at -O2 d = 32, or
+/// 45 % more stack with the lambdas forced inline (scripts/size-table, 2026-11-29).
+template <class Scalar, int Dim>
+bool no_u_turn_merge(const Scalar* a, const Scalar* c, const Scalar* r, const Scalar* s,
+                     const Scalar* e, const Scalar* f) noexcept {
   constexpr int W = 64 / int(sizeof(Scalar));
   Scalar acc[6][W] = {};
   auto add = [&](Index k, int l) noexcept {
-    const auto [whole, left, right] = sums(k);
+    const Scalar whole = r[k] + s[k];
+    const Scalar left = r[k] + e[k];
+    const Scalar right = s[k] + f[k];
     acc[0][l] += a[k] * whole;
     acc[1][l] += c[k] * whole;
     acc[2][l] += a[k] * left;
@@ -46,38 +91,36 @@ bool no_u_turn(const Scalar* a, const Scalar* c, const Scalar* e, const Scalar* 
   if constexpr (body < Dim) {
     for (Index i = body; i < Dim; ++i) add(i, 0);
   }
-  for (int j = 0; j < 6; ++j) {
+  for (int k = 0; k < 6; ++k) {
     Scalar sum(0);
-    for (int l = 0; l < W; ++l) sum += acc[j][l];
+    for (int l = 0; l < W; ++l) sum += acc[k][l];
     if (!(sum > Scalar(0))) return false;
   }
   return true;
 }
 
-/// Three momentum sums of one coordinate (no_u_turn's sums(k)).
-template <class Scalar>
-struct SpanSums {
-  Scalar whole, left, right;
-};
-
-/// The U-turn test of a block of leaves inside a subtree: momentum sum p before it, m at its
-/// middle and s after it.
-template <class Scalar, int Dim>
-bool no_u_turn_halves(const Scalar* a, const Scalar* c, const Scalar* s, const Scalar* p,
-                      const Scalar* m, const Scalar* e, const Scalar* f) noexcept {
-  return no_u_turn<Scalar, Dim>(a, c, e, f, [&](Index k) noexcept {
-    return SpanSums<Scalar>{s[k] - p[k], m[k] - p[k] + e[k], s[k] - m[k] + f[k]};
-  });
-}
-
-/// The U-turn test of a doubling: the old tree (momentum sum r) merged with the new subtree
-/// (sum s).
-template <class Scalar, int Dim>
-bool no_u_turn_merge(const Scalar* a, const Scalar* c, const Scalar* r, const Scalar* s,
-                     const Scalar* e, const Scalar* f) noexcept {
-  return no_u_turn<Scalar, Dim>(a, c, e, f, [&](Index k) noexcept {
-    return SpanSums<Scalar>{r[k] + s[k], r[k] + e[k], s[k] + f[k]};
-  });
+/// One leapfrog step of the HMC recipe (HMCRecipe) on q = θ, r with ∇U(θ) in g, as the engine
+/// computes it (the same operations in the same order, so the same values): r ← r − (h/2)∇U,
+/// θ ← θ + h (r/m), ∇U at θ, r ← r − (h/2)∇U, h signed by the direction. inv_mass = 1/m; r/m is
+/// r exactly when m = 1 (UnitMass), which skips the multiplication. No finiteness check: a
+/// non-finite ∇U makes r non-finite, a non-finite r makes θ non-finite at the next drift, and a
+/// non-finite value stays so under every later update, so one check of θ and r after the last
+/// step sees every failure. HMC's local trajectory (HMC::local_transition) runs the same four
+/// operations in loops of its own: through this function the portable build's AVX2 copy of HMC
+/// float d = 32 took 1.7 times the instructions per transition (2 709 against 1 568, callgrind).
+template <int Dim, bool UnitMass, class Q, class R, class G, class Model, class Scalar>
+SGMCMC_ENGINE_INLINE inline void leapfrog(Q& q, R& r, G& g, const Model& model, Scalar h,
+                                          Scalar inv_mass) noexcept {
+  const Scalar half = h * Scalar(1) / Scalar(2);
+  r -= half * g;
+  if constexpr (UnitMass) {
+    static_cast<void>(inv_mass);
+    q += h * r;
+  } else {
+    q += h * (r * inv_mass);
+  }
+  model_gradient<Scalar, Dim>(model, q.data(), g.data());
+  r -= half * g;
 }
 
 /// A sum of weights e^x kept as e^m · w with m the largest x added (so w ∈ [1, count]): the
@@ -156,7 +199,10 @@ struct NUTSParams {
 /// and momentum sum ρ turns when r⁻·ρ ≤ 0 or r⁺·ρ ≤ 0. As in current Stan it is tested on every
 /// merged sub-tree, on each sub-tree extended by the first state of its sibling, and on the
 /// sibling extended by the last state of the sub-tree.
-/// Leapfrog: the engine's (HMCRecipe, integrate_in_place). Exact for exp(−U) for every step size
+/// Leapfrog: the HMC recipe's (HMCRecipe), one step at a time: Recipe::integrate_in_place, or
+/// where the step runs wide vector loads (x86) detail::leapfrog, the same values (test_hmc
+/// compares the two bit for bit) without the engine's pass machinery per step (−17 % per
+/// leapfrog step at double d = 100: docs/PERFORMANCE.md). Exact for exp(−U) for every step size
 /// (leapfrog is reversible and volume preserving and the selection is symmetric over the orbit);
 /// it needs the full-data U and ∇U. Cost: at most 2^MaxDepth − 1 gradient and potential
 /// evaluations per step (a control loop budgets that: docs/REALTIME.md).
@@ -206,7 +252,9 @@ class NUTS
   using CMap = ConstVectorMap<Scalar, Dim>;
 
   explicit NUTS(const Params& p = Params{}) noexcept
-      : params_(p), recipe_(HMC<Scalar, Dim>::make_recipe({p.step_size, 1, p.mass, true})) {}
+      : params_(p),
+        recipe_(HMC<Scalar, Dim>::make_recipe({p.step_size, 1, p.mass, true})),
+        inv_mass_(Scalar(1) / p.mass) {}
 
   /// The leapfrog recipe (read-only).
   const RecipeType& recipe() const noexcept { return recipe_; }
@@ -244,6 +292,7 @@ class NUTS
   Status apply_params(const Params& p) noexcept {
     params_ = p;
     recipe_ = HMC<Scalar, Dim>::make_recipe({p.step_size, 1, p.mass, true});
+    inv_mass_ = Scalar(1) / p.mass;
     return current_status();
   }
   template <class St, class X>
@@ -256,11 +305,23 @@ class NUTS
     return std::get<0>(recipe_.energy().terms).energy(CMap(r));
   }
 
-  /// One leapfrog step of the point, in place, signed by `direction`; false on a non-finite value.
+  /// One leapfrog step of the point, in place, signed by `direction`, and U at the new point;
+  /// false on a non-finite θ, r (a non-finite ∇U makes r so) or U.
   template <class Model>
   bool leapfrog(Point& p, Scalar direction, const Model& model) const noexcept {
-    Scalar* const blocks[2] = {p.theta, p.r};
-    if (!recipe_.integrate_in_place(blocks, p.g, model, 1, direction)) return false;
+    if constexpr (kPlainLeapfrog) {
+      Map q(p.theta), r(p.r), g(p.g);
+      const Scalar h = direction < Scalar(0) ? -params_.step_size : params_.step_size;
+      if (inv_mass_ == Scalar(1)) {
+        detail::leapfrog<Dim, true>(q, r, g, model, h, inv_mass_);
+      } else {
+        detail::leapfrog<Dim, false>(q, r, g, model, h, inv_mass_);
+      }
+      if (!detail::all_finite_packets(q, r)) return false;
+    } else {
+      Scalar* const blocks[2] = {p.theta, p.r};
+      if (!recipe_.integrate_in_place(blocks, p.g, model, 1, direction)) return false;
+    }
     p.u = detail::call_potential<Scalar, Dim>(model, p.theta);
     return std::isfinite(p.u);
   }
@@ -427,8 +488,16 @@ class NUTS
     }
   }
 
+  /// Whether a leaf's step is detail::leapfrog (where the step runs wide vector loads, x86: the
+  /// engine's per-call pass machinery was 8–17 % of a leaf there) or the engine's
+  /// integrate_in_place (the same values; elsewhere, since on the Cortex-M4F the plain step took
+  /// 8–20 % more instructions at d = 8 and 32: Eigen's three loops against the engine's fused
+  /// passes).
+  static constexpr bool kPlainLeapfrog = SGMCMC_WIDE_STEP;
+
   Params params_;
   RecipeType recipe_;
+  Scalar inv_mass_;  // 1/m, the plain leapfrog's drift factor
 };
 
 template <int Dim, int MaxDepth = 10>
