@@ -402,13 +402,16 @@ inline float exp_in_double_scaled(double p, double t) noexcept {
 }
 
 /// exp_in_double_reduced and _scaled for one argument; on x86 the scaling stays in the vector
-/// unit (GCC would move p and t to general registers and back: six cycles on the chain).
+/// unit (GCC would move p and t to general registers and back: six cycles on the chain). Only the
+/// low lanes matter: _mm_set1_pd rather than _mm_set_sd, whose zeroed upper lane GCC makes with a
+/// register-to-register VEX movq that valgrind (3.19) cannot decode (scripts/realtime-table and
+/// scripts/step-cost run the step under callgrind).
 inline float exp_in_double(float x) noexcept {
   double t;
   const double p = exp_in_double_reduced(x, t);
 #if defined(__SSE2__) || defined(_M_X64)
-  const __m128i scaled = _mm_add_epi64(_mm_castpd_si128(_mm_set_sd(p)),
-                                       _mm_slli_epi64(_mm_castpd_si128(_mm_set_sd(t)), 52));
+  const __m128i scaled = _mm_add_epi64(_mm_castpd_si128(_mm_set1_pd(p)),
+                                       _mm_slli_epi64(_mm_castpd_si128(_mm_set1_pd(t)), 52));
   return static_cast<float>(_mm_cvtsd_f64(_mm_castsi128_pd(scaled)));
 #else
   return exp_in_double_scaled(p, t);
