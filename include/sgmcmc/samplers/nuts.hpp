@@ -488,12 +488,19 @@ class NUTS
     }
   }
 
-  /// Whether a leaf's step is detail::leapfrog (where the step runs wide vector loads, x86: the
-  /// engine's per-call pass machinery was 8–17 % of a leaf there) or the engine's
-  /// integrate_in_place (the same values; elsewhere, since on the Cortex-M4F the plain step took
-  /// 8–20 % more instructions at d = 8 and 32: Eigen's three loops against the engine's fused
-  /// passes).
+  /// Whether a leaf's step is detail::leapfrog or the engine's integrate_in_place (the same
+  /// values). detail::leapfrog where the step runs wide vector loads (x86: the engine's per-call
+  /// pass machinery was 8–17 % of a leaf there), in a portable build only for blocks up to
+  /// kLocalTrajectoryBytes: its Eigen packets stay 16 bytes while the engine's loops run in the
+  /// AVX2 copy, and double d = 100 took 13–16 % longer through Eigen. The engine's elsewhere: on
+  /// the Cortex-M4F the plain step took 8–20 % more instructions at d = 8 and 32 (Eigen's three
+  /// loops against the engine's fused passes).
+#if defined(__AVX__)
   static constexpr bool kPlainLeapfrog = SGMCMC_WIDE_STEP;
+#else
+  static constexpr bool kPlainLeapfrog =
+      SGMCMC_WIDE_STEP && Dim * int(sizeof(Scalar)) <= detail::kLocalTrajectoryBytes;
+#endif
 
   Params params_;
   RecipeType recipe_;
