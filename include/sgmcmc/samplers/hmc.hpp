@@ -23,10 +23,11 @@ namespace detail {
 /// dispatched portable build, whose Eigen packets stay 16 bytes while the step's copy runs AVX2,
 /// they won up to 256 bytes and lost from 400. At most three such vectors on the stack.
 #if defined(__AVX__)
-inline constexpr int kLocalTrajectoryBytes = 2048;
+inline constexpr bool kEigenAsWideAsStep = true;  // Eigen's packets as wide as the step's loops
 #else
-inline constexpr int kLocalTrajectoryBytes = 256;
+inline constexpr bool kEigenAsWideAsStep = false;  // a portable build: 16-byte Eigen packets
 #endif
+inline constexpr int kLocalTrajectoryBytes = kEigenAsWideAsStep ? 2048 : 256;
 }  // namespace detail
 
 /// The recipe behind HMC: no diffusion, the symplectic pair, leapfrog.

@@ -495,12 +495,9 @@ class NUTS
   /// AVX2 copy, and double d = 100 took 13–16 % longer through Eigen. The engine's elsewhere: on
   /// the Cortex-M4F the plain step took 8–20 % more instructions at d = 8 and 32 (Eigen's three
   /// loops against the engine's fused passes).
-#if defined(__AVX__)
-  static constexpr bool kPlainLeapfrog = SGMCMC_WIDE_STEP;
-#else
   static constexpr bool kPlainLeapfrog =
-      SGMCMC_WIDE_STEP && Dim * int(sizeof(Scalar)) <= detail::kLocalTrajectoryBytes;
-#endif
+      SGMCMC_WIDE_STEP &&
+      (detail::kEigenAsWideAsStep || Dim * int(sizeof(Scalar)) <= detail::kLocalTrajectoryBytes);
 
   Params params_;
   RecipeType recipe_;
