@@ -42,7 +42,8 @@
 #else
 #define SGMCMC_NOEXCEPT_INLINE_LAMBDA noexcept __attribute__((always_inline))
 #endif
-// noexcept, and always_inline where the step is dispatched (SGMCMC_ENGINE_INLINE): for the
+// noexcept, and always_inline where the step is dispatched (the engine's functions are forced
+// in there and in a build for AVX2: SGMCMC_ENGINE_INLINE, core/types.hpp): for the
 // lambdas on the step's path (the splitting's passes, which call the model, and the coordinate
 // loop's). In a translation unit with many samplers GCC's flatten stops at its size limits
 // (max-inline-insns-single, inline-unit-growth): it left the first pass, the model's gradient

@@ -75,8 +75,20 @@ using UnalignedMap = Eigen::Map<const Vector<Scalar, N>, Eigen::Unaligned>;
   [[ gnu::target("avx2"), SGMCMC_COPY_NO_IPA_RA gnu::flatten, gnu::noinline ]]
 #else
 #define SGMCMC_DISPATCH_AVX2 0
-#define SGMCMC_ENGINE_INLINE
 #define SGMCMC_AVX2_COPY
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__)) && \
+    defined(__AVX2__)
+/// A build for AVX2 or newer (-march=native): the engine's loops forced into the step as well.
+/// GCC's flatten stops at max-inline-insns-single and left SGNHT's coordinate loop out of line,
+/// its constants and pointers passed through memory (bench_step native on an AMD EPYC with
+/// AVX-512, three runs of each build alternated: SGNHT float d = 8 32.3 → 26.0 ns, double
+/// d = 32 83.4 → 67.7, SGLD and SGHMC 2-24 % faster at d ≤ 128, d ≥ 1024 unchanged;
+/// docs/PERFORMANCE.md). The lambdas the loops call are left to GCC (SGMCMC_ENGINE_INLINE_LAMBDA):
+/// forced as well, SGLD and SGHMC double d = 2 to 32 took 9-31 % longer.
+#define SGMCMC_ENGINE_INLINE [[gnu::always_inline]]
+#else
+#define SGMCMC_ENGINE_INLINE
+#endif
 #endif
 /// Whether the step runs 32-byte or wider vector loads: x86 with AVX (a native build) or the
 /// dispatched AVX2 copy. What the gradient's re-store (core/model.hpp) and the coordinate loop's
