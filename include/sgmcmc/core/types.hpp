@@ -84,7 +84,9 @@ using UnalignedMap = Eigen::Map<const Vector<Scalar, N>, Eigen::Unaligned>;
 /// AVX-512, three runs of each build alternated: SGNHT float d = 8 32.3 → 26.0 ns, double
 /// d = 32 83.4 → 67.7, SGLD and SGHMC 2-24 % faster at d ≤ 128, d ≥ 1024 unchanged;
 /// docs/PERFORMANCE.md). The lambdas the loops call are left to GCC (SGMCMC_ENGINE_INLINE_LAMBDA):
-/// forced as well, SGLD and SGHMC double d = 2 to 32 took 9-31 % longer.
+/// forced as well, SGLD and SGHMC double d = 2 to 32 took 9-31 % longer. Not a gain everywhere:
+/// in a unit holding every sampler SGHMC float took 12-14 % longer at d = 2 to 32 (GCC left the
+/// pass lambda out of line there) while SGNHT, SGRLD and SGD gained 20-39 %.
 #define SGMCMC_ENGINE_INLINE [[gnu::always_inline]]
 #else
 #define SGMCMC_ENGINE_INLINE
