@@ -85,8 +85,9 @@ using UnalignedMap = Eigen::Map<const Vector<Scalar, N>, Eigen::Unaligned>;
 /// d = 32 83.4 → 67.7, SGLD and SGHMC 2-24 % faster at d ≤ 128, d ≥ 1024 unchanged;
 /// docs/PERFORMANCE.md). The lambdas the loops call are left to GCC (SGMCMC_ENGINE_INLINE_LAMBDA):
 /// forced as well, SGLD and SGHMC double d = 2 to 32 took 9-31 % longer. Not a gain everywhere:
-/// in a unit holding every sampler SGHMC float took 12-14 % longer at d = 2 to 32 (GCC left the
-/// pass lambda out of line there) while SGNHT, SGRLD and SGD gained 20-39 %.
+/// in a unit holding every sampler, at GCC's unit-growth limits, GCC leaves some samplers' pass
+/// lambda out of line instead (SGHMC, then SGLD: 10-35 % longer at small d) while SGRLD, gSGRHMC
+/// and SGD gain 13-53 % (docs/PERFORMANCE.md).
 #define SGMCMC_ENGINE_INLINE [[gnu::always_inline]]
 #else
 #define SGMCMC_ENGINE_INLINE
