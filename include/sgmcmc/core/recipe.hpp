@@ -616,8 +616,9 @@ class Recipe {
   /// `steps` noise-free steps in place on caller-provided blocks (blocks[b] points to block b's
   /// values; grad to a position-sized buffer holding ∇Ũ at the position on entry, and at the end
   /// point on return), in the direction of the sign of `direction`: a trajectory grown a step at
-  /// a time, as NUTS grows its own (on x86 NUTS computes the step by detail::leapfrog, which
-  /// test_hmc checks against this bit for bit). Returns the first non-finite value's status (the
+  /// a time, as NUTS grows its own (on x86 NUTS computes the step by detail::leapfrog instead,
+  /// in a portable build up to kLocalTrajectoryBytes per block; test_hmc checks the two against
+  /// each other bit for bit). Returns the first non-finite value's status (the
   /// values are then not usable).
   template <class Model>
   Status integrate_in_place(Scalar* const (&block_ptrs)[blocks], Scalar* grad, const Model& model,
