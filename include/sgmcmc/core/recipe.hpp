@@ -1068,17 +1068,21 @@ class Recipe {
     }
     not_psd = not_psd || neg;
     using std::sqrt;
-    // Packet square roots only for double: Eigen's float packet sqrt under EIGEN_FAST_MATH (its
-    // default) is rsqrt + one Newton step, 1–2 ulp off std::sqrt, which would make σ differ from
-    // lane_sigma's and depend on the chunking.
+    // Packet square roots only for double, four at a time: under EIGEN_FAST_MATH (its default)
+    // Eigen's float packets and its 8-double AVX-512 packet take the square root as a reciprocal
+    // estimate and Newton steps, 1–2 ulp off std::sqrt, which would make σ differ from
+    // lane_sigma's (an interleaved batch's chains from the single chain's in a -march=native
+    // build) and depend on the chunking; four doubles are one or two of its 2- or 4-double
+    // packets, the hardware's correctly rounded square root, in every build.
+    Index whole = 0;  // coordinates taken four at a time
     if constexpr (chunk * int(sizeof(Scalar)) >= 64 && std::is_same_v<Scalar, double>) {
-      if (n == chunk) {  // a whole chunk: packet square roots over a fixed size
-        Eigen::Map<Eigen::Array<Scalar, chunk, 1>> a(out);
+      whole = n / 4 * 4;
+      for (Index j = 0; j < whole; j += 4) {
+        Eigen::Map<Eigen::Array<Scalar, 4, 1>> a(out + j);
         a = a.sqrt();
-        return;
       }
     }
-    for (Index j = 0; j < n; ++j) out[j] = sqrt(out[j]);  // the tail, or shorter than a register
+    for (Index j = whole; j < n; ++j) out[j] = sqrt(out[j]);  // the tail, or shorter than that
   }
 
   /// σ_i of an update of lane block B over hp = φh: var = hp(2T d_i − hp p_i² V̂_i) (the V̂ term
