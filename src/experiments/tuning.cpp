@@ -71,7 +71,6 @@ struct Gaussian {
 /// ½N(−μe₁, I) + ½N(μe₁, I) in d = 2: U = |θ|²/2 − log cosh(μθ₁), ∇U = θ − μ tanh(μθ₁) e₁.
 /// With μ = 2 the barrier at θ₁ = 0 is 2 − log(cosh 4 / e⁸ ...) ≈ 2 nats above the modes.
 struct TwoModes {
-  static constexpr int dim = 2;
   double mu = 2.0;
   template <class Theta, class Grad>
   void gradient(const Theta& th, Grad& g) const noexcept {
