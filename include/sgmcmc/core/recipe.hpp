@@ -80,6 +80,25 @@ template <int N, class F>
   static_for_impl(f, std::make_integer_sequence<int, N>{});
 }
 
+/// The largest power of two ≤ n (n ≥ 1).
+constexpr int pow2_floor(int n) noexcept {
+  int p = 1;
+  while (2 * p <= n) p *= 2;
+  return p;
+}
+/// p[0] + ... + p[W − 1] (W a power of two) in halving order: p[l] += p[l + w] for w = W/2, W/4,
+/// ..., 1, written out: a fixed order (the same sum in every dispatch copy) whose chain of
+/// dependent additions is log₂ W long, not W − 1. Overwrites p.
+template <int W, class Scalar>
+[[gnu::always_inline]] inline Scalar halving_sum(Scalar (&p)[W]) noexcept {
+  static_assert(W >= 1 && (W & (W - 1)) == 0, "halving_sum needs a power of two");
+  static_for<W>([&](auto level) {
+    constexpr int w = W >> (level + 1);
+    if constexpr (w >= 1) static_for<w>([&](auto l) { p[l] += p[l + w]; });
+  });
+  return p[0];
+}
+
 /// One update of a splitting as data.
 struct UpdateSpec {
   int block;
@@ -1371,9 +1390,18 @@ class Recipe {
       }
       return false;
     }();
-    // W partial sums only when a chunk has at least W coordinates (below that every coordinate
-    // goes to partial 0 anyway: the same order, bit for bit), one row per reducing update.
-    constexpr int W = reduces && chunk >= 64 / int(sizeof(Scalar)) ? 64 / int(sizeof(Scalar)) : 1;
+    // W partial sums, one row per reducing update: 64 bytes' worth. Where the step runs wide
+    // vector loads (SGMCMC_WIDE_STEP), or the largest power of two in a smaller chunk, started
+    // from a one-chunk state's first W contributions and combined by detail::halving_sum: the
+    // next step waits on this sum, and its chain of additions is then log₂ W + d / W long, not
+    // W + d / W. Elsewhere (the Cortex-M4F: in order, where the tree only cost flash and stack)
+    // a chunk of fewer than 64 bytes sums into partial 0, and the partials combine in sequence.
+    constexpr int kWide = 64 / int(sizeof(Scalar));
+    constexpr bool tree = SGMCMC_WIDE_STEP != 0;
+    constexpr int W = !reduces         ? 1
+                      : tree           ? detail::pow2_floor(chunk < kWide ? int(chunk) : kWide)
+                      : chunk >= kWide ? kWide
+                                       : 1;
     constexpr int n_red = Info::reduce_row(End) > 0 ? Info::reduce_row(End) : 1;
     Scalar red[n_red][W] = {};
     // Each coordinate's contribution, per chunk (the coordinate loop stays free of sums).
@@ -1486,6 +1514,10 @@ class Recipe {
       if constexpr (reduces) {
         for (int k = 0; k < n_red; ++k) {
           Index j = 0;
+          if constexpr (tree && dim <= chunk) {  // one chunk: its first W start the sums
+            for (int l = 0; l < W; ++l) red[k][l] = contrib[k][l];
+            j = W;
+          }
           for (; j + W <= n; j += W) {
             for (int l = 0; l < W; ++l) red[k][l] += contrib[k][j + l];
           }
@@ -1495,7 +1527,11 @@ class Recipe {
     }
     Scalar red_total[n_red] = {};
     for (int k = 0; k < n_red; ++k) {
-      for (int l = 0; l < W; ++l) red_total[k] += red[k][l];
+      if constexpr (tree) {
+        red_total[k] += detail::halving_sum<W>(red[k]);
+      } else {
+        for (int l = 0; l < W; ++l) red_total[k] += red[k][l];
+      }
     }
     // One-scalar blocks: their update (terminal in the pass, or simultaneous in explicit Euler)
     // from the sums, with one normal each.
