@@ -71,6 +71,34 @@ struct Buffer {
   std::size_t n;
 };
 
+/// U = θᵀθ/2 + |Xθ|²/2 with X a fixed N × d matrix, N = 100 rows: the posterior of a Bayesian
+/// linear regression with a standard-normal prior, whose gradient θ + Xᵀ(Xθ) costs 2Nd
+/// multiply-adds, as a small data set's would. The HMC and NUTS rows "-rows" run it to show how
+/// much of a leapfrog step the sampler's own work is once the gradient costs what a model's does;
+/// the library and the bare loops call it alike (it is the user's model, written here; Eigen's
+/// coefficient-wise products, since its matrix-vector kernel trips GCC 12's
+/// -Waggressive-loop-optimizations in the portable -Werror build). X's
+/// entries are fixed in [−0.05, 0.05), so H's curvature stays within [1, 1.4] and the trees are
+/// those of the quadratic.
+template <class Scalar, int D>
+struct Rows {
+  static constexpr int N = 100;
+  using X = Eigen::Map<const Eigen::Matrix<Scalar, N, D>, Eigen::Aligned16>;
+  Buffer<Scalar> x{std::size_t(N) * D};
+  Rows() {
+    for (int i = 0; i < N * D; ++i) x.p[i] = Scalar((i * 7919) % 1000 - 500) / Scalar(10000);
+  }
+  template <class Theta, class Grad>
+  void gradient(const Theta& theta, Grad& g) const noexcept {
+    const Eigen::Matrix<Scalar, N, 1> y = X(x.p).lazyProduct(theta);
+    g = theta + X(x.p).transpose().lazyProduct(y);
+  }
+  template <class Theta>
+  Scalar potential(const Theta& theta) const noexcept {
+    return (X(x.p).lazyProduct(theta).squaredNorm() + theta.squaredNorm()) / Scalar(2);
+  }
+};
+
 void floor_normals(FloorRng* r, float* out, int n) {
   floor_normals_f(r, out, n);
 }
@@ -323,7 +351,7 @@ struct BareUniform {
 /// (Local: the compiler may keep them in registers for the whole trajectory, fastest at small d)
 /// and maps over heap buffers (which can be faster where the locals spill). What the library's
 /// HMC is compared with.
-template <class Scalar, int D, bool Local>
+template <class Scalar, int D, bool Local, class Model = Quadratic>
 struct BareHMC {
   using Vec = Eigen::Matrix<Scalar, D, 1>;
   using Map = Eigen::Map<Vec, Eigen::Aligned16>;
@@ -333,22 +361,23 @@ struct BareHMC {
   Scalar h = Scalar(0.1);
   int steps = 10;
   std::int64_t accepted = 0;
+  const Model& model;
 
-  BareHMC() {
+  explicit BareHMC(const Model& m) : model(m) {
     floor_rng_init(&rng, 99);
     Map(theta.p).setConstant(Scalar(0.5));
   }
   template <class V>
   Scalar trajectory(V& th1, V& mom, V& grad) const noexcept {
-    grad = th1;  // ∇U for U = θᵀθ/2
-    const Scalar h0 = th1.squaredNorm() / 2 + mom.squaredNorm() / 2;
+    model.gradient(th1, grad);
+    const Scalar h0 = model.potential(th1) + mom.squaredNorm() / 2;
     for (int l = 0; l < steps; ++l) {
       mom -= (h / 2) * grad;
       th1 += h * mom;
-      grad = th1;
+      model.gradient(th1, grad);
       mom -= (h / 2) * grad;
     }
-    return th1.squaredNorm() / 2 + mom.squaredNorm() / 2 - h0;
+    return model.potential(th1) + mom.squaredNorm() / 2 - h0;
   }
   [[gnu::noinline, gnu::flatten]] void transitions(std::int64_t count) noexcept {
     benchmark::DoNotOptimize(count);
@@ -391,18 +420,18 @@ struct BareTimes {
 };
 
 /// HMC per leapfrog step (L = 10, h = 0.1) against the bare loop, in one benchmark.
-template <class Scalar, int D>
+template <class Scalar, int D, class Model = Quadratic>
 void BM_HMC(benchmark::State& state) {
   using S = sgmcmc::HMC<Scalar, D>;
   typename S::Params p;
   p.step_size = Scalar(0.1);
   p.steps = 10;
   const S sampler(p);
-  const Quadratic model;
+  const Model model;
   sgmcmc::host::Rng rng(5);
   auto z = started(sampler);
-  BareHMC<Scalar, D, true> bare_local;
-  BareHMC<Scalar, D, false> bare_mapped;
+  BareHMC<Scalar, D, true, Model> bare_local(model);
+  BareHMC<Scalar, D, false, Model> bare_mapped(model);
   const std::int64_t first = state.max_iterations / 2;
   BareTimes bare;
   bare.local += timed([&] { bare_local.transitions(first); });
@@ -427,7 +456,7 @@ void BM_HMC(benchmark::State& state) {
 /// the new point, the leaf's weight e^{H₀ − H}, one uniform and the streaming multinomial choice),
 /// in the same two spellings as BareHMC. What the library's NUTS is compared with per leapfrog
 /// step.
-template <class Scalar, int D, bool Local>
+template <class Scalar, int D, bool Local, class Model = Quadratic>
 struct BareLeaves {
   using Vec = Eigen::Matrix<Scalar, D, 1>;
   using Map = Eigen::Map<Vec, Eigen::Aligned16>;
@@ -436,21 +465,22 @@ struct BareLeaves {
   BareUniform uniform;
   Scalar h = Scalar(0.1);
   Scalar weight = Scalar(0);
+  const Model& model;
 
-  BareLeaves() {
+  explicit BareLeaves(const Model& m) : model(m) {
     floor_rng_init(&rng, 98);
     Map(theta.p).setConstant(Scalar(0.5));
   }
   template <class V>
   void run(std::int64_t count, V& th, V& mom, V& grad, V& chosen) noexcept {
-    grad = th;
-    const Scalar h0 = th.squaredNorm() / 2 + mom.squaredNorm() / 2;
+    model.gradient(th, grad);
+    const Scalar h0 = model.potential(th) + mom.squaredNorm() / 2;
     for (std::int64_t c = 0; c < count; ++c) {
       mom -= (h / 2) * grad;
       th += h * mom;
-      grad = th;
+      model.gradient(th, grad);
       mom -= (h / 2) * grad;
-      const Scalar w = std::exp(h0 - th.squaredNorm() / 2 - mom.squaredNorm() / 2);
+      const Scalar w = std::exp(h0 - model.potential(th) - mom.squaredNorm() / 2);
       weight += w;
       if (uniform.next<Scalar>() * weight < w) chosen = th;
     }
@@ -607,13 +637,12 @@ struct NUTSRun {
   std::int64_t leapfrogs = 0;
   bool failed = false;
 };
-template <class Scalar, int D, class Around>
-NUTSRun run_nuts(benchmark::State& state, Around&& around) {
+template <class Scalar, int D, class Model, class Around>
+NUTSRun run_nuts(benchmark::State& state, const Model& model, Around&& around) {
   using S = sgmcmc::NUTS<Scalar, D, 10>;
   typename S::Params p;
   p.step_size = Scalar(0.2);
   const S sampler(p);
-  const Quadratic model;
   sgmcmc::host::Rng rng(6);
   auto z = started(sampler);
   const std::int64_t first = state.max_iterations / 2;
@@ -632,11 +661,12 @@ NUTSRun run_nuts(benchmark::State& state, Around&& around) {
 }
 
 /// NUTS per leapfrog step against the bare leaves (as many leaves as NUTS took leapfrog steps).
-template <class Scalar, int D>
+template <class Scalar, int D, class Model = Quadratic>
 void BM_NUTS(benchmark::State& state) {
-  const NUTSRun lib = run_nuts<Scalar, D>(state, [](std::int64_t) {});
-  BareLeaves<Scalar, D, true> bare_local;
-  BareLeaves<Scalar, D, false> bare_mapped;
+  const Model model;
+  const NUTSRun lib = run_nuts<Scalar, D>(state, model, [](std::int64_t) {});
+  BareLeaves<Scalar, D, true, Model> bare_local(model);
+  BareLeaves<Scalar, D, false, Model> bare_mapped(model);
   BareTimes bare;
   bare.local = timed([&] { bare_local.leaves(lib.leapfrogs); });
   bare.mapped = timed([&] { bare_mapped.leaves(lib.leapfrogs); });
@@ -654,8 +684,9 @@ template <class Scalar, int D>
 void BM_NUTS_PLAIN(benchmark::State& state) {
   PlainNUTS<Scalar, D> plain;
   std::int64_t plain_time = 0;
-  const NUTSRun lib = run_nuts<Scalar, D>(
-      state, [&](std::int64_t n) { plain_time += timed([&] { plain.transitions(n); }); });
+  const NUTSRun lib = run_nuts<Scalar, D>(state, Quadratic{}, [&](std::int64_t n) {
+    plain_time += timed([&] { plain.transitions(n); });
+  });
   if (lib.failed || plain.leapfrogs == 0) {
     state.SkipWithError("a step failed");
     return;
@@ -796,6 +827,20 @@ SGMCMC_BENCH_NUTS(float, 10);
 SGMCMC_BENCH_NUTS(double, 10);
 SGMCMC_BENCH_NUTS(double, 100);
 SGMCMC_BENCH_NUTS(double, 1024);
+
+// The same comparisons with the gradient of a model (Rows: 100 rows of data).
+#define SGMCMC_BENCH_ROWS(Sampler, Scalar, Dim)                                         \
+  static ::benchmark::internal::Benchmark* SGMCMC_BENCH_CAT(sgmcmc_bench_, __COUNTER__) \
+      BENCHMARK_UNUSED =                                                                \
+          ::benchmark::RegisterBenchmark(#Sampler "-vs-bare-rows/" #Scalar "/" #Dim,    \
+                                         &BM_##Sampler<Scalar, Dim, Rows<Scalar, Dim>>) \
+              ->Unit(benchmark::kNanosecond)
+SGMCMC_BENCH_ROWS(HMC, float, 10);
+SGMCMC_BENCH_ROWS(HMC, double, 10);
+SGMCMC_BENCH_ROWS(HMC, double, 100);
+SGMCMC_BENCH_ROWS(NUTS, float, 10);
+SGMCMC_BENCH_ROWS(NUTS, double, 10);
+SGMCMC_BENCH_ROWS(NUTS, double, 100);
 
 #define SGMCMC_BENCH_NUTS_PLAIN(Scalar, Dim)                                               \
   static ::benchmark::internal::Benchmark* SGMCMC_BENCH_CAT(sgmcmc_bench_, __COUNTER__)    \
