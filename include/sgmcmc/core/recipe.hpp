@@ -86,9 +86,18 @@ constexpr int pow2_floor(int n) noexcept {
   while (2 * p <= n) p *= 2;
   return p;
 }
+/// Whether the fused pass combines a one-scalar block's partial sums by halving_sum: on x86, in
+/// every build (baseline only, dispatched, native) alike, since they must give the same chains
+/// (test_dispatch). Elsewhere in sequence: on the Cortex-M4F, in order, the written-out tree only
+/// cost flash and stack; AArch64 was not measured.
+#if defined(__x86_64__) || defined(__i386__) || defined(_M_X64) || defined(_M_IX86)
+inline constexpr bool kHalvingSums = true;
+#else
+inline constexpr bool kHalvingSums = false;
+#endif
 /// p[0] + ... + p[W − 1] (W a power of two) in halving order: p[l] += p[l + w] for w = W/2, W/4,
-/// ..., 1, written out: a fixed order (the same sum in every dispatch copy) whose chain of
-/// dependent additions is log₂ W long, not W − 1. Overwrites p.
+/// ..., 1, written out: a fixed order whose chain of dependent additions is log₂ W long, not
+/// W − 1. Overwrites p.
 template <int W, class Scalar>
 [[gnu::always_inline]] inline Scalar halving_sum(Scalar (&p)[W]) noexcept {
   static_assert(W >= 1 && (W & (W - 1)) == 0, "halving_sum needs a power of two");
@@ -1390,14 +1399,13 @@ class Recipe {
       }
       return false;
     }();
-    // W partial sums, one row per reducing update: 64 bytes' worth. Where the step runs wide
-    // vector loads (SGMCMC_WIDE_STEP), or the largest power of two in a smaller chunk, started
-    // from a one-chunk state's first W contributions and combined by detail::halving_sum: the
-    // next step waits on this sum, and its chain of additions is then log₂ W + d / W long, not
-    // W + d / W. Elsewhere (the Cortex-M4F: in order, where the tree only cost flash and stack)
-    // a chunk of fewer than 64 bytes sums into partial 0, and the partials combine in sequence.
+    // W partial sums, one row per reducing update: 64 bytes' worth. With detail::kHalvingSums
+    // (x86), or the largest power of two in a smaller chunk, started from a one-chunk state's
+    // first W contributions and combined by detail::halving_sum: the next step waits on this
+    // sum, and its chain of additions is then log₂ W + d / W long, not W + d / W. Elsewhere a
+    // chunk of fewer than 64 bytes sums into partial 0, and the partials combine in sequence.
     constexpr int kWide = 64 / int(sizeof(Scalar));
-    constexpr bool tree = SGMCMC_WIDE_STEP != 0;
+    constexpr bool tree = detail::kHalvingSums;
     constexpr int W = !reduces         ? 1
                       : tree           ? detail::pow2_floor(chunk < kWide ? int(chunk) : kWide)
                       : chunk >= kWide ? kWide
