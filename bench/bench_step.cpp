@@ -351,7 +351,7 @@ struct BareUniform {
 /// (Local: the compiler may keep them in registers for the whole trajectory, fastest at small d)
 /// and maps over heap buffers (which can be faster where the locals spill). What the library's
 /// HMC is compared with.
-template <class Scalar, int D, bool Local, class Model = Quadratic>
+template <class Scalar, int D, bool Local, class Model>
 struct BareHMC {
   using Vec = Eigen::Matrix<Scalar, D, 1>;
   using Map = Eigen::Map<Vec, Eigen::Aligned16>;
@@ -420,7 +420,7 @@ struct BareTimes {
 };
 
 /// HMC per leapfrog step (L = 10, h = 0.1) against the bare loop, in one benchmark.
-template <class Scalar, int D, class Model = Quadratic>
+template <class Scalar, int D, class Model>
 void BM_HMC(benchmark::State& state) {
   using S = sgmcmc::HMC<Scalar, D>;
   typename S::Params p;
@@ -456,7 +456,7 @@ void BM_HMC(benchmark::State& state) {
 /// the new point, the leaf's weight e^{H₀ − H}, one uniform and the streaming multinomial choice),
 /// in the same two spellings as BareHMC. What the library's NUTS is compared with per leapfrog
 /// step.
-template <class Scalar, int D, bool Local, class Model = Quadratic>
+template <class Scalar, int D, bool Local, class Model>
 struct BareLeaves {
   using Vec = Eigen::Matrix<Scalar, D, 1>;
   using Map = Eigen::Map<Vec, Eigen::Aligned16>;
@@ -661,7 +661,7 @@ NUTSRun run_nuts(benchmark::State& state, const Model& model, Around&& around) {
 }
 
 /// NUTS per leapfrog step against the bare leaves (as many leaves as NUTS took leapfrog steps).
-template <class Scalar, int D, class Model = Quadratic>
+template <class Scalar, int D, class Model>
 void BM_NUTS(benchmark::State& state) {
   const Model model;
   const NUTSRun lib = run_nuts<Scalar, D>(state, model, [](std::int64_t) {});
@@ -807,40 +807,33 @@ SGMCMC_BENCH(SGD, double, 32);
 SGMCMC_BENCH(SGDMomentum, float, 32);
 SGMCMC_BENCH(SGDMomentum, double, 32);
 
-#define SGMCMC_BENCH_HMC(Scalar, Dim)                                                           \
-  static ::benchmark::internal::Benchmark* SGMCMC_BENCH_CAT(sgmcmc_bench_, __COUNTER__)         \
-      BENCHMARK_UNUSED =                                                                        \
-          ::benchmark::RegisterBenchmark("HMC-vs-bare/" #Scalar "/" #Dim, &BM_HMC<Scalar, Dim>) \
-              ->Unit(benchmark::kNanosecond)
-SGMCMC_BENCH_HMC(float, 10);
-SGMCMC_BENCH_HMC(float, 100);
-SGMCMC_BENCH_HMC(double, 10);
-SGMCMC_BENCH_HMC(double, 100);
-SGMCMC_BENCH_HMC(double, 1024);
+/// The quadratic as a model of (Scalar, Dim), beside Rows.
+template <class, int>
+using QuadraticFor = Quadratic;
 
-#define SGMCMC_BENCH_NUTS(Scalar, Dim)                                                            \
-  static ::benchmark::internal::Benchmark* SGMCMC_BENCH_CAT(sgmcmc_bench_, __COUNTER__)           \
-      BENCHMARK_UNUSED =                                                                          \
-          ::benchmark::RegisterBenchmark("NUTS-vs-bare/" #Scalar "/" #Dim, &BM_NUTS<Scalar, Dim>) \
+// HMC and NUTS against their bare loops: with g = θ ("-vs-bare"), and with the gradient of a
+// model (Rows: 100 rows of data; "-vs-bare-rows").
+#define SGMCMC_BENCH_BARE(Sampler, Suffix, Model, Scalar, Dim)                            \
+  static ::benchmark::internal::Benchmark* SGMCMC_BENCH_CAT(sgmcmc_bench_, __COUNTER__)   \
+      BENCHMARK_UNUSED =                                                                  \
+          ::benchmark::RegisterBenchmark(#Sampler "-vs-bare" Suffix "/" #Scalar "/" #Dim, \
+                                         &BM_##Sampler<Scalar, Dim, Model<Scalar, Dim>>)  \
               ->Unit(benchmark::kNanosecond)
-SGMCMC_BENCH_NUTS(float, 10);
-SGMCMC_BENCH_NUTS(double, 10);
-SGMCMC_BENCH_NUTS(double, 100);
-SGMCMC_BENCH_NUTS(double, 1024);
-
-// The same comparisons with the gradient of a model (Rows: 100 rows of data).
-#define SGMCMC_BENCH_ROWS(Sampler, Scalar, Dim)                                         \
-  static ::benchmark::internal::Benchmark* SGMCMC_BENCH_CAT(sgmcmc_bench_, __COUNTER__) \
-      BENCHMARK_UNUSED =                                                                \
-          ::benchmark::RegisterBenchmark(#Sampler "-vs-bare-rows/" #Scalar "/" #Dim,    \
-                                         &BM_##Sampler<Scalar, Dim, Rows<Scalar, Dim>>) \
-              ->Unit(benchmark::kNanosecond)
-SGMCMC_BENCH_ROWS(HMC, float, 10);
-SGMCMC_BENCH_ROWS(HMC, double, 10);
-SGMCMC_BENCH_ROWS(HMC, double, 100);
-SGMCMC_BENCH_ROWS(NUTS, float, 10);
-SGMCMC_BENCH_ROWS(NUTS, double, 10);
-SGMCMC_BENCH_ROWS(NUTS, double, 100);
+SGMCMC_BENCH_BARE(HMC, "", QuadraticFor, float, 10);
+SGMCMC_BENCH_BARE(HMC, "", QuadraticFor, float, 100);
+SGMCMC_BENCH_BARE(HMC, "", QuadraticFor, double, 10);
+SGMCMC_BENCH_BARE(HMC, "", QuadraticFor, double, 100);
+SGMCMC_BENCH_BARE(HMC, "", QuadraticFor, double, 1024);
+SGMCMC_BENCH_BARE(NUTS, "", QuadraticFor, float, 10);
+SGMCMC_BENCH_BARE(NUTS, "", QuadraticFor, double, 10);
+SGMCMC_BENCH_BARE(NUTS, "", QuadraticFor, double, 100);
+SGMCMC_BENCH_BARE(NUTS, "", QuadraticFor, double, 1024);
+SGMCMC_BENCH_BARE(HMC, "-rows", Rows, float, 10);
+SGMCMC_BENCH_BARE(HMC, "-rows", Rows, double, 10);
+SGMCMC_BENCH_BARE(HMC, "-rows", Rows, double, 100);
+SGMCMC_BENCH_BARE(NUTS, "-rows", Rows, float, 10);
+SGMCMC_BENCH_BARE(NUTS, "-rows", Rows, double, 10);
+SGMCMC_BENCH_BARE(NUTS, "-rows", Rows, double, 100);
 
 #define SGMCMC_BENCH_NUTS_PLAIN(Scalar, Dim)                                               \
   static ::benchmark::internal::Benchmark* SGMCMC_BENCH_CAT(sgmcmc_bench_, __COUNTER__)    \
