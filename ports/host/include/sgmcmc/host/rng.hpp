@@ -88,9 +88,7 @@ inline To bit_cast(const From& from) noexcept {
 namespace kernel_base {  // the build's own baseline: SSE2 on x86-64 unless the build asks more
 #define SGMCMC_KERNEL_BYTES 16
 #define SGMCMC_KERNEL_SQRT 1
-#define SGMCMC_KERNEL_DIVLOG 1
 #include "sgmcmc/host/detail/normal_kernel.inc"
-#undef SGMCMC_KERNEL_DIVLOG
 #undef SGMCMC_KERNEL_SQRT
 #undef SGMCMC_KERNEL_BYTES
 }  // namespace kernel_base
@@ -103,9 +101,7 @@ namespace kernel_base {  // the build's own baseline: SSE2 on x86-64 unless the 
 namespace kernel_avx2 {
 #define SGMCMC_KERNEL_BYTES 32
 #define SGMCMC_KERNEL_SQRT 2
-#define SGMCMC_KERNEL_DIVLOG 1
 #include "sgmcmc/host/detail/normal_kernel.inc"
-#undef SGMCMC_KERNEL_DIVLOG
 #undef SGMCMC_KERNEL_SQRT
 #undef SGMCMC_KERNEL_BYTES
 }  // namespace kernel_avx2
@@ -121,12 +117,7 @@ namespace kernel_avx2 {
 namespace kernel_avx512 {
 #define SGMCMC_KERNEL_BYTES 64
 #define SGMCMC_KERNEL_SQRT 3
-// The division-free double log, as before: the division (faster on Zen 3's AVX2 and SSE2
-// kernels; docs/PERFORMANCE.md) measured no faster here on an AVX-512 Xeon (2026-11-28: 48-49
-// against 50-53 ns per fill of 32 doubles, 1368-1628 against 1355-1522 per 1024, alternated).
-#define SGMCMC_KERNEL_DIVLOG 0
 #include "sgmcmc/host/detail/normal_kernel.inc"
-#undef SGMCMC_KERNEL_DIVLOG
 #undef SGMCMC_KERNEL_SQRT
 #undef SGMCMC_KERNEL_BYTES
 }  // namespace kernel_avx512
@@ -143,9 +134,7 @@ namespace kernel_base {  // NEON on AArch64 (always present), plain scalar code 
 #else
 #define SGMCMC_KERNEL_SQRT 0
 #endif
-#define SGMCMC_KERNEL_DIVLOG 1
 #include "sgmcmc/host/detail/normal_kernel.inc"
-#undef SGMCMC_KERNEL_DIVLOG
 #undef SGMCMC_KERNEL_SQRT
 #undef SGMCMC_KERNEL_BYTES
 }  // namespace kernel_base
@@ -191,16 +180,15 @@ constexpr const char* to_string(Isa isa) noexcept {
 /// xoshiro steps (about 10 us for k = 0).
 ///
 /// Normals: Box-Muller on 16 lanes at once, 32 normals per block (float: one lane step; double:
-/// two), with a polynomial log (float: division-free; double: through one division, s = f/(2+f),
-/// except on the AVX-512 kernel, which keeps the division-free one), the hardware square root and
-/// polynomial sin/cos on [-pi/4, pi/4] with a quadrant from the word's top bits
-/// (normal_kernel.inc; the double blocks software-pipelined register by register). Float draws
-/// satisfy |z| <= 6.67, double |z| <= 8.58; measured error against exact Box-Muller on the same
-/// bits in tests/port. The kernel is compiled for the build's baseline and, on x86-64, for AVX2+FMA
-/// and AVX-512; the constructor picks the best the CPU supports (set_isa() forces one). A given
-/// seed gives bit-identical normals on a given kernel; kernels with FMA may round differently from
-/// the baseline (and the AVX-512 kernel's double log is another formula), so force one Isa to
-/// reproduce a chain bit for bit across machines.
+/// two), with a polynomial log (float: division-free; double: through one division,
+/// s = f/(2+f)), the hardware square root and polynomial sin/cos on [-pi/4, pi/4] with a quadrant
+/// from the word's top bits (normal_kernel.inc; the double blocks software-pipelined register by
+/// register). Float draws satisfy |z| <= 6.67, double |z| <= 8.58; measured error against exact
+/// Box-Muller on the same bits in tests/port. The kernel is compiled for the build's baseline and,
+/// on x86-64, for AVX2+FMA and AVX-512; the constructor picks the best the CPU supports (set_isa()
+/// forces one). A given seed gives bit-identical normals on a given kernel; kernels with FMA may
+/// round differently from the baseline, so force one Isa to reproduce a chain bit for bit across
+/// machines.
 ///
 /// Buffering: each scalar type has a cache of cache_size normals. fill_normal serves the cache
 /// first, writes whole blocks straight into the output while at least cache_size normals are
