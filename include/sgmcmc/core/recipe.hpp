@@ -95,15 +95,21 @@ inline constexpr bool kHalvingSums = true;
 #else
 inline constexpr bool kHalvingSums = false;
 #endif
+/// log₂ n for a power of two n ≥ 1.
+constexpr int log2_exact(int n) noexcept {
+  int k = 0;
+  while ((1 << k) < n) ++k;
+  return k;
+}
 /// p[0] + ... + p[W − 1] (W a power of two) in halving order: p[l] += p[l + w] for w = W/2, W/4,
 /// ..., 1, written out: a fixed order whose chain of dependent additions is log₂ W long, not
 /// W − 1. Overwrites p.
 template <int W, class Scalar>
 [[gnu::always_inline]] inline Scalar halving_sum(Scalar (&p)[W]) noexcept {
   static_assert(W >= 1 && (W & (W - 1)) == 0, "halving_sum needs a power of two");
-  static_for<W>([&](auto level) {
+  static_for<log2_exact(W)>([&](auto level) {
     constexpr int w = W >> (level + 1);
-    if constexpr (w >= 1) static_for<w>([&](auto l) { p[l] += p[l + w]; });
+    static_for<w>([&](auto l) { p[l] += p[l + w]; });
   });
   return p[0];
 }
