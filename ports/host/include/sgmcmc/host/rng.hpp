@@ -390,10 +390,11 @@ class Rng {
   }
 
  private:
-  /// A plain loop, inlined and vectorised (a memcpy call costs more than the copy at small n).
-  /// `to` never overlaps `from`, a range of the private cache (take_normals hands out const
-  /// pointers, valid only until the next draw): with __restrict a small fixed n is a few vector
-  /// moves, where GCC had copied 8 floats one at a time in case the two overlapped.
+  /// A plain loop, inlined: a small fixed n becomes a few vector moves (a memcpy call costs more
+  /// than the copy there); from about 32 doubles GCC makes it a memcpy call itself. `to` never
+  /// overlaps `from`, a range of the private cache (take_normals hands out const pointers, valid
+  /// only until the next draw): without __restrict GCC copied 8 floats one at a time in case
+  /// the two overlapped.
   template <class Scalar>
   static void copy(const Scalar* __restrict from, std::size_t n, Scalar* __restrict to) noexcept {
     for (std::size_t j = 0; j < n; ++j) to[j] = from[j];
