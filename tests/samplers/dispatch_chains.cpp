@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: MIT
-// Prints, for a set of samplers (float d = 10 and 37, double d = 3 and 37) and a chain batch, a
-// hash of the state after 300 steps on a non-quadratic target, and which copy of the step ran.
-// CMake builds it six times: as any build would (the step dispatched at run time, core/types.hpp),
-// with SGMCMC_NO_DISPATCH (the baseline copy only) and with -mavx2 -mfma (FMA contraction: a
-// negative control whose rounding differs), and with the opt-in copies (AVX-512, narrow small
-// steps). dispatch_compare.cmake checks that the dispatched builds print the baseline's hashes and
-// that the contracted ones do not.
+// Prints, for a set of samplers (float d = 10 and 37, double d = 3 and 37; six of them at float
+// d = 133 and double d = 67, positions from kAvx512StepMinBytes, which run the AVX-512 copy where
+// it is compiled and the CPU has it) and a chain batch, a hash of the state after 300 steps on a
+// non-quadratic target, and which copy of the step ran.
+// CMake builds it seven times: as any build would (the step dispatched at run time,
+// core/types.hpp), with SGMCMC_NO_DISPATCH (the baseline copy only), with -mavx2 -mfma (FMA
+// contraction: a negative control whose rounding differs), with the opt-in copies (AVX-512 for
+// every step, narrow small steps), and with contraction in the AVX-512 copies (of every step; of
+// the default's from 512 bytes). dispatch_compare.cmake checks that the dispatched builds print
+// the baseline's hashes and that the contracted ones do not, where they run.
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -25,6 +28,12 @@ static_assert(!detail::narrow_step_fits<float, SGLD<float, 37>::State::LayoutTyp
 static_assert(!detail::narrow_step_fits<double, SGHMC<double, 37>::State::LayoutType>());
 static_assert(!detail::narrow_step_fits<float, SGNHT<float, 5>::State::LayoutType>());
 static_assert(!detail::narrow_step_fits<float, SGLD<float, 3>::State::LayoutType>());
+// Which take the AVX-512 copy by default: d = 133 and 67, not 37.
+#if !defined(SGMCMC_DISPATCH_AVX512_STEP)
+static_assert(133 * sizeof(float) >= detail::kAvx512StepMinBytes &&
+              67 * sizeof(double) >= detail::kAvx512StepMinBytes &&
+              37 * sizeof(double) < detail::kAvx512StepMinBytes);
+#endif
 
 namespace {
 
@@ -72,22 +81,31 @@ void chain(const char* name) {
               failures);
 }
 
+/// One sampler of each kind (a constant D, a momentum, a thermostat, HMC's and NUTS's
+/// trajectories, a state-dependent Γ): what the positions from kAvx512StepMinBytes step, to keep
+/// the builds of this file short.
 template <class T, int d>
-void all() {
+void kinds() {
   chain<SGLD<T, d>>("SGLD");
-  chain<SGLD<T, d, Diagonal<T, d>>>("SGLD-diagonal");
   chain<SGHMC<T, d>>("SGHMC");
-  chain<SGHMC<T, d, BAOAB>>("SGHMC-BAOAB");
-  chain<SGHMC<T, d, ExplicitEuler>>("SGHMC-Euler");
   chain<SGNHT<T, d>>("SGNHT");
-  chain<SGD<T, d>>("SGD");
-  chain<SGDMomentum<T, d>>("SGD-momentum");
   chain<HMC<T, d>>("HMC");
   chain<NUTS<T, d, 6>>("NUTS");
+  chain<GSGRHMC<T, d>>("gSGRHMC");
+}
+
+/// Every sampler.
+template <class T, int d>
+void all() {
+  kinds<T, d>();
+  chain<SGLD<T, d, Diagonal<T, d>>>("SGLD-diagonal");
+  chain<SGHMC<T, d, BAOAB>>("SGHMC-BAOAB");
+  chain<SGHMC<T, d, ExplicitEuler>>("SGHMC-Euler");
+  chain<SGD<T, d>>("SGD");
+  chain<SGDMomentum<T, d>>("SGD-momentum");
   chain<SGMGT<T, d>>("SGMGT");
   chain<SGMGTD<T, d>>("SGMGT-D");
   chain<SGHMCLearnedRefresh<T, d, 4>>("SGHMC-learned");
-  chain<GSGRHMC<T, d>>("gSGRHMC");
 }
 
 template <class T, int d>
@@ -115,13 +133,15 @@ void batch() {
 
 int main() {
 #if SGMCMC_DISPATCH_AVX2
-  std::printf("# step copy: %s%s\n",
-              detail::cpu_has_avx512() ? "avx512"
-              : detail::cpu_has_avx2() ? "avx2"
-                                       : "baseline",
-              SGMCMC_NARROW_STEP != 0 && !detail::cpu_has_avx512() && detail::cpu_has_avx2()
-                  ? ", small steps in 16-byte vectors"
-                  : "");
+  const bool avx512 = detail::cpu_has_avx512();
+  const bool every_size = avx512 && detail::kAvx512StepMinBytes == 0;
+  std::printf("# step copy: %s", avx512 ? "avx512" : detail::cpu_has_avx2() ? "avx2" : "baseline");
+  if (avx512 && !every_size) {
+    std::printf(" from %zu bytes, avx2 below", detail::kAvx512StepMinBytes);
+  }
+  std::printf("%s\n", SGMCMC_NARROW_STEP != 0 && !every_size && detail::cpu_has_avx2()
+                          ? ", small steps in 16-byte vectors"
+                          : "");
 #else
   std::printf("# step copy: compiled baseline only\n");
 #endif
@@ -131,6 +151,8 @@ int main() {
   all<float, 37>();
   all<double, 3>();
   all<double, 37>();
+  kinds<float, 133>();
+  kinds<double, 67>();
   batch<float, 5>();
   batch<double, 5>();
   return 0;

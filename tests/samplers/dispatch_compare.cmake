@@ -2,9 +2,12 @@
 # The dispatched build must print exactly the baseline-only build's hashes (every copy of the
 # step rounds alike). Negative controls, on CPUs that run the AVX2 or AVX-512 copy: a build with
 # FMA contraction (-mavx2 -mfma) must differ on most lines, so the hashes do see rounding; on
-# CPUs that run the opt-in AVX-512 copy (AVX512: equal to the baseline), so must that copy with
-# contraction left on (AVX512_FMA). NARROW (SGMCMC_NARROW_SMALL_STEPS: small steps in 16-byte
-# vectors) must equal the baseline where it runs.
+# CPUs that run the AVX-512 copy for every step (AVX512, SGMCMC_DISPATCH_AVX512_STEP: equal to
+# the baseline), so must that copy with contraction left on (AVX512_FMA); and the default build
+# with contraction left on in its AVX-512 copy (WIDE_FMA) must differ on the chains of 512 bytes
+# or more (float d = 133, double d = 67) and only there, so those and only those ran that copy.
+# NARROW (SGMCMC_NARROW_SMALL_STEPS: small steps in 16-byte vectors) must equal the baseline where
+# it runs.
 foreach(v DISPATCHED BASELINE FMA)
   if(NOT DEFINED ${v})
     message(FATAL_ERROR "dispatch_compare.cmake: -D${v}=<executable> missing")
@@ -25,7 +28,7 @@ run_chains(${DISPATCHED} a a_body)
 run_chains(${BASELINE} b b_body)
 string(REGEX MATCHALL "[^\n]+" lines "${a_body}")
 list(LENGTH lines n)
-if(n LESS 58)
+if(n LESS 70)
   message(FATAL_ERROR "only ${n} chains printed:\n${a}")
 endif()
 # A program's hash lines must be exactly the baseline's.
@@ -78,6 +81,32 @@ if(DEFINED AVX512)
   else()
     message(STATUS "this CPU (or compiler) does not run the AVX-512 copy: its checks skipped")
   endif()
+endif()
+# The default AVX-512 copy from 512 bytes: with contraction left on in it, the wide chains differ
+# and the others do not.
+if(DEFINED WIDE_FMA AND a MATCHES "# step copy: avx512 from")
+  run_chains(${WIDE_FMA} w w_body)
+  string(REGEX MATCHALL "[^\n]+" wlines "${w_body}")
+  set(wide 0)
+  set(wide_differ 0)
+  math(EXPR last "${n} - 1")
+  foreach(i RANGE ${last})
+    list(GET lines ${i} la)
+    list(GET wlines ${i} lw)
+    if(la MATCHES "/(float/133|double/67) ")
+      math(EXPR wide "${wide} + 1")
+      if(NOT la STREQUAL lw)
+        math(EXPR wide_differ "${wide_differ} + 1")
+      endif()
+    elseif(NOT la STREQUAL lw)
+      message(FATAL_ERROR "a chain under 512 bytes ran the AVX-512 copy: ${la} / ${lw}")
+    endif()
+  endforeach()
+  math(EXPR half "${wide} / 2")
+  if(wide EQUAL 0 OR wide_differ LESS half)
+    message(FATAL_ERROR "only ${wide_differ} of ${wide} chains of 512 bytes or more ran the AVX-512 copy")
+  endif()
+  message(STATUS "the AVX-512 copy from 512 bytes: ${wide_differ} of ${wide} wide chains differ under contraction, no other")
 endif()
 # The opt-in narrow copy of small steps (SGMCMC_NARROW_SMALL_STEPS, GCC): float d = 10 and double
 # d = 3 in 16-byte vectors, d = 37 in the AVX2 copy, all bit for bit the baseline.

@@ -127,14 +127,18 @@ using UnalignedMap = Eigen::Map<const Vector<Scalar, N>, Eigen::Unaligned>;
 #define SGMCMC_NARROW_STEP 0
 #define SGMCMC_NARROW_COPY
 #endif
-/// Opt-in (define SGMCMC_DISPATCH_AVX512_STEP), GCC only: a third copy for AVX-512 (F, VL, BW,
-/// DQ) where the step is dispatched, with contraction into FMA switched off for that one function
-/// (GCC contracts when it optimises the function the step is inlined into, with that function's
-/// options), so it rounds as the other copies do. Not the default: the trivial models of
-/// bench_step gain from it (docs/PERFORMANCE.md), but in sgmcmc_logreg GCC left one of Eigen's
-/// kernels out of that copy and Heart's SGLD-CV took 10-20 % longer than in the AVX2 copy.
+/// GCC only, where the step is dispatched: a third copy for AVX-512 (F, VL, BW, DQ), for steps
+/// whose position is at least kAvx512StepMinBytes, with contraction into FMA switched off for
+/// that one function (GCC contracts when it optimises the function the step is inlined into, with
+/// that function's options), so it rounds as the other copies do. Smaller steps stay in the AVX2
+/// copy: there the AVX-512 copy was slower in bench_step (SGLD double d = 32, SGHMC float 32, SGD)
+/// and in sgmcmc_logreg's d = 14 posterior GCC left one of Eigen's kernels out of that copy
+/// (Heart's SGLD-CV 10-20 % longer); from 512 bytes SGHMC, SGNHT, HMC and NUTS took 4-25 % less,
+/// SGLD 5-8 % more, Caravan's logistic regression (d = 87 doubles) the same (docs/PERFORMANCE.md).
+/// SGMCMC_DISPATCH_AVX512_STEP: the copy for steps of every size and for the chain batch's
+/// interleaved step (which otherwise keeps the AVX2 copy); SGMCMC_NO_AVX512_STEP: for none.
 #if SGMCMC_DISPATCH_AVX2 && defined(__GNUC__) && !defined(__clang__) && \
-    defined(SGMCMC_DISPATCH_AVX512_STEP)
+    !defined(SGMCMC_NO_AVX512_STEP)
 #define SGMCMC_DISPATCH_AVX512 1
 #if defined(SGMCMC_TEST_AVX512_CONTRACTS)  // tests/samplers: the negative control, with FMA
 #define SGMCMC_AVX512_ROUNDING
@@ -152,6 +156,13 @@ using UnalignedMap = Eigen::Map<const Vector<Scalar, N>, Eigen::Unaligned>;
 #endif
 
 namespace detail {
+/// The smallest position, in bytes, whose step runs the AVX-512 copy where it is compiled.
+#if defined(SGMCMC_DISPATCH_AVX512_STEP)
+inline constexpr std::size_t kAvx512StepMinBytes = 0;
+#else
+inline constexpr std::size_t kAvx512StepMinBytes = 512;
+#endif
+
 /// Whether the CPU runs AVX2 (a read of libgcc's / compiler-rt's feature word; no write); false
 /// where the step is not dispatched.
 inline bool cpu_has_avx2() noexcept {
@@ -228,13 +239,13 @@ SGMCMC_AVX512_COPY decltype(auto) call_avx512(const F& f) noexcept {
   return f();
 }
 
-/// f() through its AVX-512 copy (opted in) or AVX2 copy where the step is dispatched and the CPU
-/// has the extensions, else as compiled for the build's baseline: the one place a step (a
-/// sampler's, a chain batch's) is dispatched. Narrow: a small step, in 16-byte vectors where
-/// SGMCMC_NARROW_STEP (narrow_step_fits).
-template <bool Narrow = false, class F>
+/// f() through its AVX-512 copy (a position of Bytes >= kAvx512StepMinBytes) or AVX2 copy where
+/// the step is dispatched and the CPU has the extensions, else as compiled for the build's
+/// baseline: the one place a step (a sampler's, a chain batch's) is dispatched. Narrow: a small
+/// step, in 16-byte vectors where SGMCMC_NARROW_STEP (narrow_step_fits).
+template <bool Narrow = false, std::size_t Bytes = 0, class F>
 decltype(auto) dispatched(const F& f) noexcept {
-  if constexpr (SGMCMC_DISPATCH_AVX512 != 0) {
+  if constexpr (SGMCMC_DISPATCH_AVX512 != 0 && Bytes >= kAvx512StepMinBytes) {
     if (cpu_has_avx512()) return call_avx512(f);
   }
   constexpr bool narrow = Narrow && SGMCMC_NARROW_STEP != 0;

@@ -113,7 +113,8 @@ class SamplerBase {
     static_assert(std::is_same_v<typename St::ShapeType, typename State::ShapeType>,
                   "sgmcmc: this is not the sampler's State or StateMap type");
     constexpr bool narrow = detail::narrow_step_fits<Scalar, typename State::LayoutType>();
-    return detail::dispatched<narrow>(
+    constexpr std::size_t bytes = std::size_t(Dim) * sizeof(Scalar);
+    return detail::dispatched<narrow, bytes>(
         [&]() noexcept { return derived().step_state(z, model, rng); });
   }
 
