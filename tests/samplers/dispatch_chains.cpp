@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Prints, for a set of samplers (float d = 10 and 37, double d = 3 and 37; six of them at float
 // d = 133 and double d = 67, positions from kAvx512StepMinBytes, which run the AVX-512 copy where
-// it is compiled and the CPU has it) and a chain batch, a hash of the state after 300 steps on a
-// non-quadratic target, and which copy of the step ran.
+// it is compiled and the CPU has it) and chain batches (8 chains of d = 5, and of float d = 17:
+// 544 bytes), a hash of the state after 300 steps on a non-quadratic target, and which copy of
+// the step ran.
 // CMake builds it seven times: as any build would (the step dispatched at run time,
 // core/types.hpp), with SGMCMC_NO_DISPATCH (the baseline copy only), with -mavx2 -mfma (FMA
 // contraction: a negative control whose rounding differs), with the opt-in copies (AVX-512 for
@@ -28,11 +29,14 @@ static_assert(!detail::narrow_step_fits<float, SGLD<float, 37>::State::LayoutTyp
 static_assert(!detail::narrow_step_fits<double, SGHMC<double, 37>::State::LayoutType>());
 static_assert(!detail::narrow_step_fits<float, SGNHT<float, 5>::State::LayoutType>());
 static_assert(!detail::narrow_step_fits<float, SGLD<float, 3>::State::LayoutType>());
-// Which take the AVX-512 copy by default: d = 133 and 67, not 37.
+// Which take the AVX-512 copy by default: d = 133 and 67 and the batch of 8 chains of float
+// d = 17, not d = 37 nor the batches of d = 5.
 #if !defined(SGMCMC_DISPATCH_AVX512_STEP)
 static_assert(133 * sizeof(float) >= detail::kAvx512StepMinBytes &&
               67 * sizeof(double) >= detail::kAvx512StepMinBytes &&
-              37 * sizeof(double) < detail::kAvx512StepMinBytes);
+              8 * 17 * sizeof(float) >= detail::kAvx512StepMinBytes &&
+              37 * sizeof(double) < detail::kAvx512StepMinBytes &&
+              8 * 5 * sizeof(double) < detail::kAvx512StepMinBytes);
 #endif
 
 namespace {
@@ -155,5 +159,6 @@ int main() {
   kinds<double, 67>();
   batch<float, 5>();
   batch<double, 5>();
+  batch<float, 17>();  // 8 chains of 68 bytes: the AVX-512 copy by default
   return 0;
 }

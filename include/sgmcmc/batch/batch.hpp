@@ -527,7 +527,9 @@ class Batch {
     BatchStatus<K> out;
     if constexpr (interleaved) {
       if (wide_ok_) {
-        return detail::dispatched([&]() noexcept { return step_wide(z, model, rngs); });
+        constexpr std::size_t bytes = std::size_t(K) * std::size_t(dim) * sizeof(Scalar);
+        return detail::dispatched<false, bytes>(
+            [&]() noexcept { return step_wide(z, model, rngs); });
       }
       for (int k = 0; k < K; ++k) {
         out[k] = step_through_copy(z, k, detail::chain_model(model, k), rngs[k]);

@@ -133,10 +133,10 @@ using UnalignedMap = Eigen::Map<const Vector<Scalar, N>, Eigen::Unaligned>;
 /// that function's options), so it rounds as the other copies do. Smaller steps stay in the AVX2
 /// copy: there the AVX-512 copy was slower in bench_step (SGLD double d = 32, SGHMC float 32, SGD)
 /// and in sgmcmc_logreg's d = 14 posterior GCC left one of Eigen's kernels out of that copy
-/// (Heart's SGLD-CV 10-20 % longer); from 512 bytes SGHMC, SGNHT, HMC and NUTS took 4-25 % less,
-/// SGLD 5-8 % more, Caravan's logistic regression (d = 87 doubles) the same (docs/PERFORMANCE.md).
-/// SGMCMC_DISPATCH_AVX512_STEP: the copy for steps of every size and for the chain batch's
-/// interleaved step (which otherwise keeps the AVX2 copy); SGMCMC_NO_AVX512_STEP: for none.
+/// (Heart's SGLD-CV 10-20 % longer); from 512 bytes SGHMC, SGNHT, HMC and NUTS took up to 25 %
+/// less, SGLD 5-8 % more, Caravan's logistic regression (d = 87 doubles) the same
+/// (docs/PERFORMANCE.md). A chain batch's interleaved step counts the K chains' positions together.
+/// Define SGMCMC_DISPATCH_AVX512_STEP for the copy at every size, SGMCMC_NO_AVX512_STEP for none.
 #if SGMCMC_DISPATCH_AVX2 && defined(__GNUC__) && !defined(__clang__) && \
     !defined(SGMCMC_NO_AVX512_STEP)
 #define SGMCMC_DISPATCH_AVX512 1
@@ -239,11 +239,11 @@ SGMCMC_AVX512_COPY decltype(auto) call_avx512(const F& f) noexcept {
   return f();
 }
 
-/// f() through its AVX-512 copy (a position of Bytes >= kAvx512StepMinBytes) or AVX2 copy where
+/// f() through its AVX-512 copy (positions of Bytes >= kAvx512StepMinBytes) or AVX2 copy where
 /// the step is dispatched and the CPU has the extensions, else as compiled for the build's
 /// baseline: the one place a step (a sampler's, a chain batch's) is dispatched. Narrow: a small
 /// step, in 16-byte vectors where SGMCMC_NARROW_STEP (narrow_step_fits).
-template <bool Narrow = false, std::size_t Bytes = 0, class F>
+template <bool Narrow, std::size_t Bytes, class F>
 decltype(auto) dispatched(const F& f) noexcept {
   if constexpr (SGMCMC_DISPATCH_AVX512 != 0 && Bytes >= kAvx512StepMinBytes) {
     if (cpu_has_avx512()) return call_avx512(f);
