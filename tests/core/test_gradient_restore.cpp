@@ -66,9 +66,11 @@ void check_both_copies() {
   check<Scalar, Dim, Model>([](const Model& m, const Scalar* th, Scalar* g) {
     detail::call_gradient<Scalar, Dim>(m, th, g);
   });
-  // The step's dispatched copy (AVX2 on a CPU that has it, in a portable build).
+  // The copy a step of this size is dispatched to (in a portable build AVX2 on a CPU that has
+  // it, AVX-512 from 512 bytes on a CPU with AVX-512).
   check<Scalar, Dim, Model>([](const Model& m, const Scalar* th, Scalar* g) {
-    detail::dispatched([&] { detail::call_gradient<Scalar, Dim>(m, th, g); });
+    constexpr std::size_t bytes = std::size_t(Dim) * sizeof(Scalar);
+    detail::dispatched<false, bytes>([&] { detail::call_gradient<Scalar, Dim>(m, th, g); });
   });
 }
 
