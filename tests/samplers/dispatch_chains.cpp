@@ -2,8 +2,8 @@
 // Prints, for a set of samplers (float d = 10 and 37, double d = 3 and 37; six of them at float
 // d = 133 and double d = 67, positions from kAvx512StepMinBytes, which run the AVX-512 copy where
 // it is compiled and the CPU has it) and chain batches (8 chains of d = 5, and of float d = 17:
-// 544 bytes), a hash of the state after 300 steps on a non-quadratic target, and which copy of
-// the step ran.
+// 544 bytes), a hash of the state after 300 steps on a non-quadratic target and the bytes of
+// positions the step dispatches on, and which copy of the step ran.
 // CMake builds it seven times: as any build would (the step dispatched at run time,
 // core/types.hpp), with SGMCMC_NO_DISPATCH (the baseline copy only), with -mavx2 -mfma (FMA
 // contraction: a negative control whose rounding differs), with the opt-in copies (AVX-512 for
@@ -80,9 +80,9 @@ void chain(const char* name) {
   }
   int failures = 0;
   for (int t = 0; t < 300; ++t) failures += s.step(z, Quartic{}, rng) ? 0 : 1;
-  std::printf("%s/%s/%d %016llx failures %d\n", name, sizeof(T) == 4 ? "float" : "double", d,
-              static_cast<unsigned long long>(fnv(z.data(), sizeof(T) * S::State::storage_size)),
-              failures);
+  std::printf("%s/%s/%d %016llx failures %d bytes %zu\n", name, sizeof(T) == 4 ? "float" : "double",
+              d, static_cast<unsigned long long>(fnv(z.data(), sizeof(T) * S::State::storage_size)),
+              failures, d * sizeof(T));
 }
 
 /// One sampler of each kind (a constant D, a momentum, a thermostat, HMC's and NUTS's
@@ -129,8 +129,9 @@ void batch() {
     z.get(k, c);
     h = h * 31 + fnv(c.data(), sizeof(T) * S::State::storage_size);
   }
-  std::printf("Batch-SGHMC-K8/%s/%d %016llx failures %d\n", sizeof(T) == 4 ? "float" : "double", d,
-              static_cast<unsigned long long>(h), failures);
+  std::printf("Batch-SGHMC-K8/%s/%d %016llx failures %d bytes %zu\n",
+              sizeof(T) == 4 ? "float" : "double", d, static_cast<unsigned long long>(h), failures,
+              K * d * sizeof(T));
 }
 
 }  // namespace

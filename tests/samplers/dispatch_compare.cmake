@@ -4,8 +4,8 @@
 # FMA contraction (-mavx2 -mfma) must differ on most lines, so the hashes do see rounding; on
 # CPUs that run the AVX-512 copy for every step (AVX512, SGMCMC_DISPATCH_AVX512_STEP: equal to
 # the baseline), so must that copy with contraction left on (AVX512_FMA); and the default build
-# with contraction left on in its AVX-512 copy (WIDE_FMA) must differ on the chains of 512 bytes
-# or more (float d = 133, double d = 67, the batch of float d = 17) and only there, so those and
+# with contraction left on in its AVX-512 copy (WIDE_FMA) must differ on the chains whose bytes
+# (the line's last field) reach the threshold the program prints, and only there, so those and
 # only those ran that copy.
 # NARROW (SGMCMC_NARROW_SMALL_STEPS: small steps in 16-byte vectors) must equal the baseline where
 # it runs.
@@ -83,9 +83,10 @@ if(DEFINED AVX512)
     message(STATUS "this CPU (or compiler) does not run the AVX-512 copy: its checks skipped")
   endif()
 endif()
-# The default AVX-512 copy from 512 bytes: with contraction left on in it, the wide chains differ
+# The default AVX-512 copy from its threshold: with contraction left on in it, the wide chains differ
 # and the others do not.
-if(DEFINED WIDE_FMA AND a MATCHES "# step copy: avx512 from")
+if(DEFINED WIDE_FMA AND a MATCHES "# step copy: avx512 from ([0-9]+) bytes")
+  set(threshold ${CMAKE_MATCH_1})
   run_chains(${WIDE_FMA} w w_body)
   string(REGEX MATCHALL "[^\n]+" wlines "${w_body}")
   set(wide 0)
@@ -94,20 +95,23 @@ if(DEFINED WIDE_FMA AND a MATCHES "# step copy: avx512 from")
   foreach(i RANGE ${last})
     list(GET lines ${i} la)
     list(GET wlines ${i} lw)
-    if(la MATCHES "/(float/133|double/67) " OR la MATCHES "^Batch-[^ ]*/float/17 ")
+    if(NOT la MATCHES " bytes ([0-9]+)$")
+      message(FATAL_ERROR "a chain line without its bytes: ${la}")
+    endif()
+    if(NOT CMAKE_MATCH_1 LESS threshold)
       math(EXPR wide "${wide} + 1")
       if(NOT la STREQUAL lw)
         math(EXPR wide_differ "${wide_differ} + 1")
       endif()
     elseif(NOT la STREQUAL lw)
-      message(FATAL_ERROR "a chain under 512 bytes ran the AVX-512 copy: ${la} / ${lw}")
+      message(FATAL_ERROR "a chain under ${threshold} bytes ran the AVX-512 copy: ${la} / ${lw}")
     endif()
   endforeach()
   math(EXPR half "${wide} / 2")
   if(wide EQUAL 0 OR wide_differ LESS half)
-    message(FATAL_ERROR "only ${wide_differ} of ${wide} chains of 512 bytes or more ran the AVX-512 copy")
+    message(FATAL_ERROR "only ${wide_differ} of ${wide} chains of ${threshold} bytes or more ran the AVX-512 copy")
   endif()
-  message(STATUS "the AVX-512 copy from 512 bytes: ${wide_differ} of ${wide} wide chains differ under contraction, no other")
+  message(STATUS "the AVX-512 copy from ${threshold} bytes: ${wide_differ} of ${wide} wide chains differ under contraction, no other")
 endif()
 # The opt-in narrow copy of small steps (SGMCMC_NARROW_SMALL_STEPS, GCC): float d = 10 and double
 # d = 3 in 16-byte vectors, d = 37 in the AVX2 copy, all bit for bit the baseline.
