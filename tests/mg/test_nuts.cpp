@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -176,6 +177,110 @@ TEST_CASE_TEMPLATE("NUTS: bad input returns a Status and leaves the state unchan
   sgmcmc_test::BadGradientModel<Scalar, 3> badg;
   expect(s, badg, z0, StatusCode::NonFiniteGradient);
   expect(s, NanPotential<Scalar>{}, z0, StatusCode::NonFinitePotential);
+}
+
+/// The quartic model counting its gradient evaluations, its U scaled by `scale` (so that a test
+/// can change the model between steps).
+template <class Scalar>
+struct CountingQuartic {
+  long* gradients;
+  Scalar scale = Scalar(1);
+  template <class Theta, class Grad>
+  void gradient(const Theta& th, Grad& g) const {
+    ++*gradients;
+    sgmcmc_test::QuarticModel<Scalar, 3>{}.gradient(th, g);
+    g *= scale;
+  }
+  template <class Theta>
+  Scalar potential(const Theta& th) const {
+    return scale * sgmcmc_test::QuarticModel<Scalar, 3>{}.potential(th);
+  }
+};
+
+TEST_CASE_TEMPLATE(
+    "NUTS: StartGradient::Keep gives the same chain with one gradient fewer per step", Scalar,
+    float, double) {
+  using S = NUTS<Scalar, 3>;
+  using K = NUTS<Scalar, 3, 10, StartGradient::Keep>;
+  typename S::Params p;
+  p.step_size = Scalar(0.2);
+  const S plain(p);
+  const K reusing(p);
+  long g_plain = 0, g_reuse = 0;
+  CountingQuartic<Scalar> m_plain{&g_plain}, m_reuse{&g_reuse};
+  host::Rng r_plain(21), r_reuse(21);
+  const Vector<Scalar, 3> theta0 = Vector<Scalar, 3>::Constant(Scalar(0.5));
+  auto a = plain.start(theta0);
+  auto b = reusing.start(theta0);
+  // The same position, momentum and tree, bit for bit, at every step; the reused gradient is
+  // exactly the one the plain chain recomputes.
+  auto same = [&](int step, bool reused) {
+    const typename S::Info ia = a.extra();
+    const typename K::Info ib = b.extra();
+    CHECK_FALSE(ia.reused_gradient);
+    CHECK(ib.reused_gradient == reused);
+    CHECK(ia.leapfrog_steps == ib.leapfrog_steps);
+    CHECK(ia.depth == ib.depth);
+    const bool values =
+        std::memcmp(a.position().data(), b.position().data(), 3 * sizeof(Scalar)) == 0 &&
+        std::memcmp(a.momentum().data(), b.momentum().data(), 3 * sizeof(Scalar)) == 0;
+    if (!values) MESSAGE("the chains part at step " << step);
+    return values;
+  };
+  long leapfrogs = 0;
+  bool all_same = true;
+  constexpr int n = 400;
+  for (int i = 0; i < n; ++i) {
+    if (i == 150) {  // the user moves the position: the kept gradient is not taken there
+      a.position()[1] = Scalar(-0.25);
+      b.position()[1] = Scalar(-0.25);
+    }
+    if (i == 250) {  // the user writes the same bits back: still the kept position
+      const Scalar x = b.position()[2];
+      a.position()[2] = x;
+      b.position()[2] = x;
+    }
+    REQUIRE(plain.step(a, m_plain, r_plain));
+    REQUIRE(reusing.step(b, m_reuse, r_reuse));
+    leapfrogs += b.extra().leapfrog_steps;
+    all_same = all_same && same(i, i != 0 && i != 150);
+  }
+  CHECK(all_same);
+  CHECK(g_plain == leapfrogs + n);  // every start evaluates ∇U
+  CHECK(g_reuse == leapfrogs + 2);  // at the start only at the first and the moved one
+  // start() at exactly the current position: a new state, so the first step evaluates ∇U.
+  const Vector<Scalar, 3> here = b.position();
+  REQUIRE(reusing.start(b, here));
+  REQUIRE(reusing.step(b, m_reuse, r_reuse));
+  CHECK_FALSE(b.extra().reused_gradient);
+  // The same through a StateMap over caller memory.
+  alignas(kAlignBytes) Scalar memory[K::StateMap::storage_size] = {};
+  typename K::StateMap zm(memory);
+  REQUIRE(reusing.start(zm, theta0));
+  REQUIRE(reusing.step(zm, m_reuse, r_reuse));
+  REQUIRE(reusing.step(zm, m_reuse, r_reuse));
+  CHECK(zm.extra().reused_gradient);
+
+  // Negative control: the model changes between steps (its U scaled), against the contract. The
+  // reusing chain starts that step from the old model's gradient, so the chains part: the check
+  // above sees which gradient a transition starts from.
+  host::Rng r1(5), r2(5);
+  auto c = plain.start(theta0);
+  auto e = reusing.start(theta0);
+  CountingQuartic<Scalar> mc{&g_plain}, me{&g_reuse};
+  for (int i = 0; i < 3; ++i) {
+    REQUIRE(plain.step(c, mc, r1));
+    REQUIRE(reusing.step(e, me, r2));
+  }
+  CHECK(std::memcmp(c.position().data(), e.position().data(), 3 * sizeof(Scalar)) == 0);
+  mc.scale = me.scale = Scalar(2);
+  REQUIRE(plain.step(c, mc, r1));
+  REQUIRE(reusing.step(e, me, r2));
+  CHECK(e.extra().reused_gradient);
+  // Another trajectory: its mean acceptance differs even where both kept the start.
+  const typename S::Info ic = c.extra();
+  const typename K::Info ie = e.extra();
+  CHECK_FALSE(detail::same_bits_of(ic.accept_stat, ie.accept_stat));
 }
 
 TEST_CASE_TEMPLATE("NUTS: determinism, tree-size limits, divergences", Scalar, float, double) {

@@ -122,6 +122,108 @@ TEST_CASE_TEMPLATE(
   CHECK(rejected > 0);
 }
 
+/// A model counting its gradient evaluations, its U (and ∇U) scaled by `scale`.
+template <class Base>
+struct Counting {
+  long* gradients;
+  double scale = 1;
+  template <class Theta, class Grad>
+  void gradient(const Theta& th, Grad& g) const {
+    ++*gradients;
+    Base{}.gradient(th, g);
+    g *= typename Grad::Scalar(scale);
+  }
+  template <class Theta>
+  typename Theta::Scalar potential(const Theta& th) const {
+    return typename Theta::Scalar(scale) * Base{}.potential(th);
+  }
+};
+
+/// StartGradient::Keep against the plain transition, on either path: the same chain bit for bit
+/// (accepted, rejected and divergent transitions), L gradient evaluations per transition but
+/// where the position is not the one the last transition returned.
+template <class Scalar, int Dim, class Base>
+void check_reuse(Scalar h, Scalar theta_scale, int n, bool want_divergent) {
+  using S = HMC<Scalar, Dim>;
+  using K = HMC<Scalar, Dim, StartGradient::Keep>;
+  typename S::Params p;
+  p.step_size = h;
+  p.steps = 7;
+  const S plain(p);
+  const K reusing(p);
+  long g_plain = 0, g_reuse = 0;
+  const Counting<Base> m_plain{&g_plain}, m_reuse{&g_reuse};
+  host::Rng r_plain(17), r_reuse(17);
+  Vector<Scalar, Dim> theta0;
+  for (int i = 0; i < Dim; ++i) theta0[i] = theta_scale * Scalar((i * 7) % 11) / Scalar(11);
+  static typename S::State a;
+  static typename K::State b;
+  REQUIRE(plain.start(a, theta0));
+  REQUIRE(reusing.start(b, theta0));
+  int accepted = 0, rejected = 0, divergent = 0, reused = 0, mismatches = 0;
+  for (int t = 0; t < n; ++t) {
+    if (t == n / 2) {  // the user moves the position: the kept gradient is not taken there
+      a.position()[0] = Scalar(0.125);
+      b.position()[0] = Scalar(0.125);
+    }
+    REQUIRE(plain.step(a, m_plain, r_plain));
+    REQUIRE(reusing.step(b, m_reuse, r_reuse));
+    const auto ia = a.extra(), ib = b.extra();
+    CHECK_FALSE(ia.reused_gradient);
+    CHECK(ib.reused_gradient == (t != 0 && t != n / 2));
+    reused += ib.reused_gradient;
+    const bool same = ia.accepted == ib.accepted && ia.divergent == ib.divergent &&
+                      detail::same_bits_of(ia.energy_error, ib.energy_error) &&
+                      same_values(a.position(), b.position()) &&
+                      same_values(a.momentum(), b.momentum());
+    mismatches += !same;
+    accepted += ia.accepted;
+    rejected += !ia.accepted;
+    divergent += ia.divergent;
+  }
+  CHECK(mismatches == 0);
+  CHECK(g_plain == long(n) * (p.steps + 1));
+  CHECK(g_reuse == long(n) * p.steps + 2);
+  CHECK(reused == n - 2);
+  MESSAGE("d = " << Dim << ": accepted " << accepted << ", rejected " << rejected << ", divergent "
+                 << divergent);
+  CHECK(accepted > 0);
+  CHECK(rejected > 0);
+  if (want_divergent) CHECK(divergent > 0);
+
+  // start() at exactly the current position: a new state, so the first step evaluates ∇U.
+  const Vector<Scalar, Dim> here = b.position();
+  REQUIRE(reusing.start(b, here));
+  REQUIRE(reusing.step(b, m_reuse, r_reuse));
+  CHECK_FALSE(b.extra().reused_gradient);
+
+  // Negative control: the model changes between steps, against the contract. The reusing chain
+  // starts that transition from the old model's gradient, and the chains part: the comparison
+  // above sees which gradient a transition starts from.
+  REQUIRE(plain.start(a, theta0));
+  REQUIRE(reusing.start(b, theta0));
+  host::Rng c1(3), c2(3);
+  Counting<Base> mc{&g_plain}, mr{&g_reuse};
+  for (int t = 0; t < 3; ++t) {
+    REQUIRE(plain.step(a, mc, c1));
+    REQUIRE(reusing.step(b, mr, c2));
+  }
+  mc.scale = mr.scale = 2;
+  REQUIRE(plain.step(a, mc, c1));
+  REQUIRE(reusing.step(b, mr, c2));
+  CHECK(b.extra().reused_gradient);
+  CHECK_FALSE(detail::same_bits_of(a.extra().energy_error, b.extra().energy_error));
+}
+
+TEST_CASE_TEMPLATE("HMC: StartGradient::Keep gives the same chain with L gradients per transition",
+                   C, HMC_CASES) {
+  using Scalar = typename C::S;
+  constexpr int Dim = C::dim;
+  // h large enough for rejections (d = 10: about a third).
+  check_reuse<Scalar, Dim, sgmcmc_test::QuarticModel<Scalar, Dim>>(
+      Scalar(0.5) / std::sqrt(Scalar(Dim) / Scalar(10)), Scalar(0.4), 200, false);
+}
+
 /// U = θᵀθ/2 whose gradient overflows past |θ_0| > 1: a trajectory that leaves the unit box
 /// diverges (r becomes infinite, then θ).
 template <class Scalar, int Dim>
@@ -249,3 +351,10 @@ TEST_CASE_TEMPLATE("detail::all_finite_packets sees every non-finite entry", Sca
 }
 
 }  // namespace
+
+TEST_CASE_TEMPLATE("HMC: StartGradient::Keep across divergent trajectories", C, Case<double, 3>,
+                   Case<double, 300>) {
+  using Scalar = typename C::S;
+  constexpr int Dim = C::dim;
+  check_reuse<Scalar, Dim, Cliff<Scalar, Dim>>(Scalar(0.4), Scalar(0.9), 200, true);
+}

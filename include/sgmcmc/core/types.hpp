@@ -309,6 +309,32 @@ template <class S>
 bool same_bits_of(S a, S b) noexcept {
   return std::memcmp(&a, &b, sizeof a) == 0;
 }
+/// A position's key for a cache kept in a state's scratch (HMC's and NUTS's reused gradient):
+/// key[i] holds the complement of x[i]'s bits. A zeroed scratch vector (a new state) is then the
+/// key of all-ones bits, a NaN in every entry, which no position a step starts from can be (a
+/// step refuses a non-finite position), so a cache is never taken for valid before a step wrote
+/// it. Bit for bit: +0 and −0 are different positions.
+template <class S>
+void store_position_key(const S* x, S* key, Index n) noexcept {
+  for (Index i = 0; i < n; ++i) {
+    BitsOf<S> b;
+    std::memcpy(&b, &x[i], sizeof b);
+    b = static_cast<BitsOf<S>>(~b);
+    std::memcpy(&key[i], &b, sizeof b);
+  }
+}
+/// True iff key is store_position_key's key of exactly the n entries of x.
+template <class S>
+bool matches_position_key(const S* x, const S* key, Index n) noexcept {
+  BitsOf<S> acc = 0;
+  for (Index i = 0; i < n; ++i) {
+    BitsOf<S> a, b;
+    std::memcpy(&a, &x[i], sizeof a);
+    std::memcpy(&b, &key[i], sizeof b);
+    acc |= static_cast<BitsOf<S>>(a ^ static_cast<BitsOf<S>>(~b));
+  }
+  return acc == 0;
+}
 /// True iff bits OR-ed by accumulate_nonfinite came from finite entries only (the sign bit, set
 /// by -0 under a downward rounding mode, is ignored).
 template <class Bits>

@@ -15,6 +15,19 @@
 
 namespace sgmcmc {
 
+/// Where HMC and NUTS take ∇U at the start of a transition (their last template parameter).
+///   Evaluate  from the model, every transition (the default).
+///   Keep      from the state, where the last transition kept it: ∇U at the position it
+///             returned, taken only where the position is still bit for bit that one (a new or
+///             moved state evaluates it). One gradient evaluation fewer per transition, the same
+///             chain. Only for a model that is the same function at every step of the state (no
+///             change of data, metric, temperature or minibatch between steps, so not for naive
+///             SGHMC): the kept gradient is the last model's. A new step size is harmless. The
+///             state holds the kept gradient and the position's key (HMC: one pair per copy of z,
+///             4 more scratch vectors; NUTS: 3 more). A compile-time choice, so that Evaluate
+///             costs no code, flash or state.
+enum class StartGradient : unsigned char { Evaluate, Keep };
+
 namespace detail {
 /// HMC's trajectory runs in local vectors (HMC's local_transition) for blocks of up to this many
 /// bytes, where the step runs wide loads; past it the engine's passes are faster. Measured on
@@ -28,6 +41,14 @@ inline constexpr bool kEigenAsWideAsStep = true;  // Eigen's packets as wide as 
 inline constexpr bool kEigenAsWideAsStep = false;  // a portable build: 16-byte Eigen packets
 #endif
 inline constexpr int kLocalTrajectoryBytes = kEigenAsWideAsStep ? 2048 : 256;
+/// Scratch vectors of an HMC state: 0 the gradient (the engine's), 1 the momentum's normals,
+/// then with StartGradient::Keep for each copy c of z the kept gradient (2 + c) and the key of
+/// the position it belongs to (4 + c; detail::store_position_key). Each (key, gradient) pair is
+/// written together, so it always holds ∇U at the keyed position.
+inline constexpr int kHMCKeptG = 2;
+inline constexpr int kHMCKey = 4;
+template <StartGradient G>
+inline constexpr int kHMCScratch = G == StartGradient::Keep ? 6 : 2;
 }  // namespace detail
 
 /// The recipe behind HMC: no diffusion, the symplectic pair, leapfrog.
@@ -49,15 +70,17 @@ struct HMCParams {
 template <class Scalar>
 struct HMCInfo {
   bool accepted = false;
-  bool divergent = false;  ///< a non-finite value met inside the trajectory
+  bool divergent = false;        ///< a non-finite value met inside the trajectory
+  bool reused_gradient = false;  ///< the start's ∇U was the kept one (StartGradient::Keep)
   /// Zero: the bytes that would be padding, named so that a state's bytes are all determinate
   /// (two chains with one seed are byte-identical, bookkeeping included).
-  unsigned char reserved[sizeof(Scalar) - 2] = {};
+  unsigned char reserved[sizeof(Scalar) - 3] = {};
   Scalar energy_error = Scalar(0);  ///< H(end) - H(start)
   Scalar accept_prob = Scalar(0);   ///< min(1, e^{-energy_error}) (0 if divergent)
 
   friend bool operator==(const HMCInfo& a, const HMCInfo& b) noexcept {
     return a.accepted == b.accepted && a.divergent == b.divergent &&
+           a.reused_gradient == b.reused_gradient &&
            detail::same_bits_of(a.energy_error, b.energy_error) &&
            detail::same_bits_of(a.accept_prob, b.accept_prob);
   }
@@ -66,12 +89,15 @@ static_assert(sizeof(HMCInfo<float>) == 4 + 2 * sizeof(float) &&
                   sizeof(HMCInfo<double>) == 8 + 2 * sizeof(double),
               "HMCInfo has no padding");
 
-/// Hamiltonian Monte Carlo with a fixed number of leapfrog steps.
+/// Hamiltonian Monte Carlo with a fixed number of leapfrog steps; G: where a transition takes
+/// ∇U at its start (StartGradient).
 /// Class invariant: status() is Ok iff step_size > 0, steps >= 1, mass > 0, all finite.
-template <class Scalar, int Dim>
+template <class Scalar, int Dim, StartGradient G = StartGradient::Evaluate>
 class HMC : public SamplerBase<
-                HMC<Scalar, Dim>, Scalar, Dim, State<Scalar, Layout<Dim, Dim>, 2, HMCInfo<Scalar>>,
-                StateMap<Scalar, Layout<Dim, Dim>, 2, HMCInfo<Scalar>>, HMCParams<Scalar>> {
+                HMC<Scalar, Dim, G>, Scalar, Dim,
+                State<Scalar, Layout<Dim, Dim>, detail::kHMCScratch<G>, HMCInfo<Scalar>>,
+                StateMap<Scalar, Layout<Dim, Dim>, detail::kHMCScratch<G>, HMCInfo<Scalar>>,
+                HMCParams<Scalar>> {
   template <class, class, int, class, class, class>
   friend class SamplerBase;
 
@@ -79,6 +105,7 @@ class HMC : public SamplerBase<
   using Params = HMCParams<Scalar>;
   using Info = HMCInfo<Scalar>;
   using RecipeType = HMCRecipe<Scalar, Dim>;
+  static constexpr StartGradient start_gradient = G;
 
   explicit HMC(const Params& p = Params{}) noexcept : params_(p), recipe_(make_recipe(p)) {
     derive();
@@ -186,8 +213,15 @@ class HMC : public SamplerBase<
     } else {
       if (!z.all_finite()) return StatusCode::NonFiniteState;
       Scalar* g = detail::StateAccess::scratch(z, 0);
-      detail::call_gradient<Scalar, Dim>(model, z.position().data(), g);
-      if (!detail::all_finite(g, Dim)) return StatusCode::NonFiniteGradient;
+      const int front = detail::StateAccess::front(z);
+      const bool reused = kept_gradient(z, front, z.position().data());
+      if (reused) {
+        const Scalar* kept = detail::StateAccess::scratch(z, detail::kHMCKeptG + front);
+        for (int i = 0; i < Dim; ++i) g[i] = kept[i];
+      } else {
+        detail::call_gradient<Scalar, Dim>(model, z.position().data(), g);
+        if (!detail::all_finite(g, Dim)) return StatusCode::NonFiniteGradient;
+      }
       Scalar u0(0);
       if (Status s = start_potential(model, z.position().data(), u0); !s) return s;
       // From here the transition cannot fail: the refresh is an exact Gibbs move, and a divergent
@@ -209,10 +243,17 @@ class HMC : public SamplerBase<
         for (int i = 0; i < Dim; ++i) r[i] = momentum_sd_ * normals[i];
       }
       const Scalar h0 = u0 + kinetic().energy(r);
+      if constexpr (kKeep) {
+        if (!reused) keep_gradient(z, front, z.position().data(), g);
+      }
       const bool divergent = !recipe_.integrate(z, model, params_.steps);
-      const int back = 1 - detail::StateAccess::front(z);
+      const int back = 1 - front;
+      // The engine leaves ∇U at the end point in g (a divergent end is never current).
+      if constexpr (kKeep) {
+        if (!divergent) keep_gradient(z, back, detail::StateAccess::block(z, back, 0), g);
+      }
       return conclude(z, model, detail::StateAccess::block(z, back, 0),
-                      detail::StateAccess::block(z, back, 1), h0, divergent, uniform);
+                      detail::StateAccess::block(z, back, 1), h0, divergent, uniform, reused);
     }
   }
 
@@ -238,10 +279,18 @@ class HMC : public SamplerBase<
       if (!detail::all_finite_packets(q, r0)) return StatusCode::NonFiniteState;
     }
     alignas(64) V g;
-    detail::model_gradient<Scalar, Dim>(model, q.data(), g.data());
-    if (!detail::all_finite_packets(g)) return StatusCode::NonFiniteGradient;
+    const bool reused = kept_gradient(z, front, q.data());
+    if (reused) {
+      g = ConstVectorMap<Scalar, Dim>(detail::StateAccess::scratch(z, detail::kHMCKeptG + front));
+    } else {
+      detail::model_gradient<Scalar, Dim>(model, q.data(), g.data());
+      if (!detail::all_finite_packets(g)) return StatusCode::NonFiniteGradient;
+    }
     Scalar u0(0);
     if (Status s = start_potential(model, q.data(), u0); !s) return s;
+    if constexpr (kKeep) {
+      if (!reused) keep_gradient(z, front, q.data(), g.data());
+    }
     alignas(64) V r = momentum_sd_ * ConstVectorMap<Scalar, Dim>(normals);
     VectorMap<Scalar, Dim> r_kept(detail::StateAccess::block(z, front, 1));
     r_kept = r;
@@ -271,9 +320,33 @@ class HMC : public SamplerBase<
     r_out = r;
     g_out = g;
     const bool divergent = !detail::all_finite_packets(q, r);
-    return conclude(z, model, q.data(), r.data(), h0, divergent, uniform);
+    if constexpr (kKeep) {
+      if (!divergent) keep_gradient(z, 1 - front, q.data(), g.data());
+    }
+    return conclude(z, model, q.data(), r.data(), h0, divergent, uniform, reused);
   }
 
+  /// With StartGradient::Keep: whether copy c's kept gradient belongs to theta (its key
+  /// matches); false otherwise.
+  template <class St>
+  static bool kept_gradient(St& z, int c, const Scalar* theta) noexcept {
+    if constexpr (kKeep) {
+      return detail::matches_position_key(
+          theta, detail::StateAccess::scratch(z, detail::kHMCKey + c), Dim);
+    } else {
+      static_cast<void>(z);
+      static_cast<void>(c);
+      static_cast<void>(theta);
+      return false;
+    }
+  }
+  /// Keeps g = ∇U(theta) for copy c, with theta's key (StartGradient::Keep only).
+  template <class St>
+  static void keep_gradient(St& z, int c, const Scalar* theta, const Scalar* g) noexcept {
+    Scalar* kept = detail::StateAccess::scratch(z, detail::kHMCKeptG + c);
+    for (int i = 0; i < Dim; ++i) kept[i] = g[i];
+    detail::store_position_key(theta, detail::StateAccess::scratch(z, detail::kHMCKey + c), Dim);
+  }
   const GaussianKinetic<Scalar>& kinetic() const noexcept {
     return std::get<0>(recipe_.energy().terms);
   }
@@ -294,9 +367,10 @@ class HMC : public SamplerBase<
   /// The Metropolis test of the end point (θ₁, r₁) against H₀ = h0, the commit and the record.
   template <class St, class Model>
   Status conclude(St& z, const Model& model, const Scalar* theta1, const Scalar* r1, Scalar h0,
-                  bool divergent, Scalar uniform) const noexcept {
+                  bool divergent, Scalar uniform, bool reused) const noexcept {
     Info info;
     info.divergent = divergent;
+    info.reused_gradient = reused;
     bool accept = !info.divergent;
     if (accept && params_.metropolis) {
       Scalar u1(0);
@@ -331,12 +405,14 @@ class HMC : public SamplerBase<
   template <class St>
   static void store_info(St& z, const Info& info) noexcept {
     static_assert(sizeof(Info) == sizeof info.accepted + sizeof info.divergent +
-                                      sizeof info.reserved + sizeof info.energy_error +
-                                      sizeof info.accept_prob,
+                                      sizeof info.reused_gradient + sizeof info.reserved +
+                                      sizeof info.energy_error + sizeof info.accept_prob,
                   "store_info writes every member of HMCInfo");
     unsigned char* e = detail::StateAccess::extra_bytes(z);
     std::memcpy(e + offsetof(Info, accepted), &info.accepted, sizeof info.accepted);
     std::memcpy(e + offsetof(Info, divergent), &info.divergent, sizeof info.divergent);
+    std::memcpy(e + offsetof(Info, reused_gradient), &info.reused_gradient,
+                sizeof info.reused_gradient);
     std::memcpy(e + offsetof(Info, reserved), info.reserved, sizeof info.reserved);
     std::memcpy(e + offsetof(Info, energy_error), &info.energy_error, sizeof info.energy_error);
     std::memcpy(e + offsetof(Info, accept_prob), &info.accept_prob, sizeof info.accept_prob);
@@ -344,6 +420,7 @@ class HMC : public SamplerBase<
 
   /// Small states where the step runs wide vector loads (x86, SGMCMC_WIDE_STEP): the trajectory
   /// in local vectors, which the compiler keeps in registers (local_transition).
+  static constexpr bool kKeep = G == StartGradient::Keep;
   static constexpr bool kLocalTrajectory =
       SGMCMC_WIDE_STEP && Dim * int(sizeof(Scalar)) <= detail::kLocalTrajectoryBytes;
 
@@ -354,9 +431,9 @@ class HMC : public SamplerBase<
   Scalar inv_mass_ = Scalar(1);     // derive(): 1/m, the local trajectory's drift factor
 };
 
-template <int Dim>
-using HMCf = HMC<float, Dim>;
-template <int Dim>
-using HMCd = HMC<double, Dim>;
+template <int Dim, StartGradient G = StartGradient::Evaluate>
+using HMCf = HMC<float, Dim, G>;
+template <int Dim, StartGradient G = StartGradient::Evaluate>
+using HMCd = HMC<double, Dim, G>;
 
 }  // namespace sgmcmc

@@ -161,18 +161,22 @@ Scalar ScaledSum<Scalar>::add(Scalar x) noexcept {
 /// What the last NUTS transition of a chain did (the state's bookkeeping: z.extra()).
 template <class Scalar>
 struct NUTSInfo {
-  int depth = 0;           ///< doublings kept (the trajectory has 2^depth states)
-  int leapfrog_steps = 0;  ///< gradient (and potential) evaluations, dropped subtree included
-  bool divergent = false;  ///< a dropped subtree met a divergence
-  bool max_depth = false;  ///< stopped by MaxDepth rather than by a U-turn or divergence
+  int depth = 0;  ///< doublings kept (the trajectory has 2^depth states)
+  /// Leapfrog steps, dropped subtree included: as many potential evaluations and gradient
+  /// evaluations, plus one of each at the start (the gradient's not when reused_gradient).
+  int leapfrog_steps = 0;
+  bool divergent = false;        ///< a dropped subtree met a divergence
+  bool max_depth = false;        ///< stopped by MaxDepth rather than by a U-turn or divergence
+  bool reused_gradient = false;  ///< the start's ∇U was the kept one (StartGradient::Keep)
   /// Zero: the bytes that would be padding (see HMCInfo::reserved).
-  unsigned char reserved[sizeof(Scalar) - 2] = {};
+  unsigned char reserved[sizeof(Scalar) - 3] = {};
   Scalar accept_stat = 0;  ///< mean of min(1, e^{H₀ − H}) over the leapfrog states (for tuning h)
   Scalar energy = 0;       ///< H₀ after the momentum draw
 
   friend bool operator==(const NUTSInfo& a, const NUTSInfo& b) noexcept {
     return a.depth == b.depth && a.leapfrog_steps == b.leapfrog_steps &&
            a.divergent == b.divergent && a.max_depth == b.max_depth &&
+           a.reused_gradient == b.reused_gradient &&
            detail::same_bits_of(a.accept_stat, b.accept_stat) &&
            detail::same_bits_of(a.energy, b.energy);
   }
@@ -208,15 +212,19 @@ struct NUTSParams {
 /// compares the two bit for bit) without the engine's pass machinery per step (−17 % per
 /// leapfrog step at double d = 100: docs/PERFORMANCE.md). Exact for exp(−U) for every step size
 /// (leapfrog is reversible and volume preserving and the selection is symmetric over the orbit);
-/// it needs the full-data U and ∇U. Cost: at most 2^MaxDepth − 1 gradient and potential
-/// evaluations per step (a control loop budgets that: docs/REALTIME.md).
+/// it needs the full-data U and ∇U. Cost: at most 2^MaxDepth − 1 leapfrog steps per step, each
+/// with one gradient and one potential evaluation, and one of each at the start (a control loop
+/// budgets that: docs/REALTIME.md); with G = StartGradient::Keep the start's gradient is the one
+/// the last transition computed at the position it returned (kept in the state's scratch with
+/// the position's key, and taken only where the position is bit for bit that one).
 /// Class invariant: status() is Ok iff step_size, mass, max_energy_error are finite and > 0.
-template <class Scalar, int Dim, int MaxDepth = 10>
+template <class Scalar, int Dim, int MaxDepth = 10, StartGradient G = StartGradient::Evaluate>
 class NUTS;
 
 namespace detail {
 /// Scratch vectors of a NUTS state: 0 gradient (left), then the named ones below, then the
-/// U-turn tracker's 4 · MaxDepth checkpoints.
+/// U-turn tracker's 4 · MaxDepth checkpoints, then with StartGradient::Keep the three of
+/// NUTSKept.
 enum NUTSScratch : int {
   kLeftG = 0,
   kLeftTheta,
@@ -234,14 +242,21 @@ enum NUTSScratch : int {
   kCum,
   kTracker  // begin_r[MaxDepth], rho_before[MaxDepth], left_end_r[MaxDepth], cum_mid[MaxDepth]
 };
+/// StartGradient::Keep's scratch vectors, after the tracker's: ∇U at the proposal (after a
+/// transition at the position), ∇U at the subtree's proposal, and the key of the position the
+/// first belongs to (detail::store_position_key).
+enum NUTSKept : int { kSampleG = 0, kSubG, kKey, kKeptVectors };
+template <int MaxDepth, StartGradient G>
+inline constexpr int kNUTSScratch = kTracker + 4 * MaxDepth +
+                                    (G == StartGradient::Keep ? kKeptVectors : 0);
 }  // namespace detail
 
-template <class Scalar, int Dim, int MaxDepth>
+template <class Scalar, int Dim, int MaxDepth, StartGradient G>
 class NUTS
     : public SamplerBase<
-          NUTS<Scalar, Dim, MaxDepth>, Scalar, Dim,
-          State<Scalar, Layout<Dim, Dim>, detail::kTracker + 4 * MaxDepth, NUTSInfo<Scalar>>,
-          StateMap<Scalar, Layout<Dim, Dim>, detail::kTracker + 4 * MaxDepth, NUTSInfo<Scalar>>,
+          NUTS<Scalar, Dim, MaxDepth, G>, Scalar, Dim,
+          State<Scalar, Layout<Dim, Dim>, detail::kNUTSScratch<MaxDepth, G>, NUTSInfo<Scalar>>,
+          StateMap<Scalar, Layout<Dim, Dim>, detail::kNUTSScratch<MaxDepth, G>, NUTSInfo<Scalar>>,
           NUTSParams<Scalar>> {
   template <class, class, int, class, class, class>
   friend class SamplerBase;
@@ -249,6 +264,7 @@ class NUTS
  public:
   static_assert(MaxDepth >= 1 && MaxDepth <= 30, "MaxDepth must be in [1, 30]");
   static constexpr int max_depth = MaxDepth;
+  static constexpr StartGradient start_gradient = G;
   using Params = NUTSParams<Scalar>;
   using Info = NUTSInfo<Scalar>;
   using RecipeType = HMCRecipe<Scalar, Dim>;
@@ -342,8 +358,15 @@ class NUTS
     auto sv = [&z](int k) { return detail::StateAccess::scratch(z, k); };
     Point left{sv(detail::kLeftTheta), sv(detail::kLeftR), sv(detail::kLeftG), Scalar(0)};
     Map(left.theta) = z.position();
-    detail::call_gradient<Scalar, Dim>(model, left.theta, left.g);
-    if (!detail::all_finite(left.g, Dim)) return StatusCode::NonFiniteGradient;
+    bool reused = false;
+    if constexpr (kKeep) {
+      reused = detail::matches_position_key(left.theta, kept(z, detail::kKey), Dim);
+      if (reused) Map(left.g) = CMap(kept(z, detail::kSampleG));  // finite, as a kept leaf's
+    }
+    if (!reused) {
+      detail::call_gradient<Scalar, Dim>(model, left.theta, left.g);
+      if (!detail::all_finite(left.g, Dim)) return StatusCode::NonFiniteGradient;
+    }
     left.u = detail::call_potential<Scalar, Dim>(model, left.theta);
     if (!std::isfinite(left.u)) return StatusCode::NonFinitePotential;
     std::get<0>(recipe_.energy().terms).sample(rng, left.r, Dim);
@@ -353,6 +376,7 @@ class NUTS
     Map(right.g) = CMap(left.g);
 
     Info info;
+    info.reused_gradient = reused;
     const Scalar h0 = left.u + kinetic(left.r);
     info.energy = h0;
     Map sample_theta(sv(detail::kSampleTheta));
@@ -361,6 +385,7 @@ class NUTS
     Map near_r(sv(detail::kNearR));
     sample_theta = CMap(left.theta);
     sample_r = CMap(left.r);
+    if constexpr (kKeep) Map(kept(z, detail::kSampleG)) = CMap(left.g);
     rho = CMap(left.r);
     detail::ScaledSum<Scalar> weight;          // Σ e^{H₀ − H} over the kept tree
     static_cast<void>(weight.add(Scalar(0)));  // the start has weight 1
@@ -395,6 +420,7 @@ class NUTS
       if (ratio >= Scalar(1) || uniform_open01<Scalar>(rng) < ratio) {
         sample_theta = sub_theta;
         sample_r = sub_r;
+        if constexpr (kKeep) Map(kept(z, detail::kSampleG)) = CMap(kept(z, detail::kSubG));
       }
       weight.w = sub.weight.m > weight.m
                      ? weight.w * detail::exp_nonpositive(weight.m - sub.weight.m) + sub.weight.w
@@ -414,6 +440,10 @@ class NUTS
         info.leapfrog_steps > 0 ? accept_sum / Scalar(info.leapfrog_steps) : Scalar(0);
     z.position() = sample_theta;
     z.momentum() = sample_r;
+    // kSampleG is ∇U at sample_theta; the key says at which position (also where the position
+    // did not move, since kSampleG was rewritten from left.g).
+    if constexpr (kKeep)
+      detail::store_position_key(sample_theta.data(), kept(z, detail::kKey), Dim);
     z.set_extra(info);
     return StatusCode::Ok;
   }
@@ -434,6 +464,7 @@ class NUTS
     Map sub_theta(sv(detail::kSubTheta));
     Map sub_r(sv(detail::kSubR));
     Map first_r(sv(detail::kSubFirstR));
+
     cum.setZero();
     const std::uint32_t n_leaves = std::uint32_t(1) << depth;
     for (std::uint32_t n = 0; n < n_leaves; ++n) {
@@ -461,6 +492,7 @@ class NUTS
       if (n == 0 || uniform_open01<Scalar>(rng) < pick) {
         sub_theta = CMap(edge.theta);
         sub_r = r;
+        if constexpr (kKeep) Map(kept(z, detail::kSubG)) = CMap(edge.g);
       }
       if (n == 0) first_r = r;
       // U-turn checks of the sub-trees leaf n completes.
@@ -503,14 +535,21 @@ class NUTS
       SGMCMC_WIDE_STEP &&
       (detail::kEigenAsWideAsStep || Dim * int(sizeof(Scalar)) <= detail::kLocalTrajectoryBytes);
 
+  static constexpr bool kKeep = G == StartGradient::Keep;
+  /// StartGradient::Keep's scratch vector k (detail::NUTSKept).
+  template <class St>
+  static Scalar* kept(St& z, int k) noexcept {
+    return detail::StateAccess::scratch(z, detail::kTracker + 4 * MaxDepth + k);
+  }
+
   Params params_;
   RecipeType recipe_;
   Scalar inv_mass_;  // 1/m, the plain leapfrog's drift factor
 };
 
-template <int Dim, int MaxDepth = 10>
-using NUTSf = NUTS<float, Dim, MaxDepth>;
-template <int Dim, int MaxDepth = 10>
-using NUTSd = NUTS<double, Dim, MaxDepth>;
+template <int Dim, int MaxDepth = 10, StartGradient G = StartGradient::Evaluate>
+using NUTSf = NUTS<float, Dim, MaxDepth, G>;
+template <int Dim, int MaxDepth = 10, StartGradient G = StartGradient::Evaluate>
+using NUTSd = NUTS<double, Dim, MaxDepth, G>;
 
 }  // namespace sgmcmc
