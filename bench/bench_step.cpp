@@ -631,17 +631,17 @@ struct PlainNUTS {
 
 /// The library's NUTS (h = 0.2 on N(0, I), MaxDepth 10) timed over the benchmark's iterations,
 /// one transition each, counting its leapfrog steps; around(count) times a comparison in two
-/// halves around it (half the iterations before, the rest after). Reuse: NUTS with
-/// StartGradient::Keep (the start's ∇U kept from the last transition).
+/// halves around it (half the iterations before, the rest after). G: the sampler's
+/// StartGradient (Keep: the start's ∇U kept from the last transition).
 struct NUTSRun {
   std::int64_t time = 0;
   std::int64_t leapfrogs = 0;
   bool failed = false;
 };
-template <class Scalar, int D, bool Reuse = false, class Model, class Around>
+template <class Scalar, int D, sgmcmc::StartGradient G = sgmcmc::StartGradient::Evaluate,
+          class Model, class Around>
 NUTSRun run_nuts(benchmark::State& state, const Model& model, Around&& around) {
-  using S = sgmcmc::NUTS<Scalar, D, 10,
-                         Reuse ? sgmcmc::StartGradient::Keep : sgmcmc::StartGradient::Evaluate>;
+  using S = sgmcmc::NUTS<Scalar, D, 10, G>;
   typename S::Params p;
   p.step_size = Scalar(0.2);
   const S sampler(p);
@@ -663,10 +663,11 @@ NUTSRun run_nuts(benchmark::State& state, const Model& model, Around&& around) {
 }
 
 /// NUTS per leapfrog step against the bare leaves (as many leaves as NUTS took leapfrog steps).
-template <class Scalar, int D, class Model, bool Reuse = false>
+template <class Scalar, int D, class Model,
+          sgmcmc::StartGradient G = sgmcmc::StartGradient::Evaluate>
 void BM_NUTS(benchmark::State& state) {
   const Model model;
-  const NUTSRun lib = run_nuts<Scalar, D, Reuse>(state, model, [](std::int64_t) {});
+  const NUTSRun lib = run_nuts<Scalar, D, G>(state, model, [](std::int64_t) {});
   BareLeaves<Scalar, D, true, Model> bare_local(model);
   BareLeaves<Scalar, D, false, Model> bare_mapped(model);
   BareTimes bare;
@@ -838,11 +839,12 @@ SGMCMC_BENCH_BARE(NUTS, "-rows", Rows, double, 10);
 SGMCMC_BENCH_BARE(NUTS, "-rows", Rows, double, 100);
 // NUTS with StartGradient::Keep: the bare leaves are one long trajectory, which never
 // evaluates a start again; with the kept gradient neither does the library.
-#define SGMCMC_BENCH_NUTS_REUSE(Suffix, Model, Scalar, Dim)                                \
-  static ::benchmark::internal::Benchmark* SGMCMC_BENCH_CAT(sgmcmc_bench_, __COUNTER__)    \
-      BENCHMARK_UNUSED =                                                                   \
-          ::benchmark::RegisterBenchmark("NUTS-reuse-vs-bare" Suffix "/" #Scalar "/" #Dim, \
-                                         &BM_NUTS<Scalar, Dim, Model<Scalar, Dim>, true>)  \
+#define SGMCMC_BENCH_NUTS_REUSE(Suffix, Model, Scalar, Dim)                             \
+  static ::benchmark::internal::Benchmark* SGMCMC_BENCH_CAT(sgmcmc_bench_, __COUNTER__) \
+      BENCHMARK_UNUSED =                                                                \
+          ::benchmark::RegisterBenchmark(                                               \
+              "NUTS-reuse-vs-bare" Suffix "/" #Scalar "/" #Dim,                         \
+              &BM_NUTS<Scalar, Dim, Model<Scalar, Dim>, sgmcmc::StartGradient::Keep>)   \
               ->Unit(benchmark::kNanosecond)
 SGMCMC_BENCH_NUTS_REUSE("", QuadraticFor, double, 100);
 SGMCMC_BENCH_NUTS_REUSE("-rows", Rows, float, 10);

@@ -105,7 +105,6 @@ class HMC : public SamplerBase<
   using Params = HMCParams<Scalar>;
   using Info = HMCInfo<Scalar>;
   using RecipeType = HMCRecipe<Scalar, Dim>;
-  static constexpr StartGradient start_gradient = G;
 
   explicit HMC(const Params& p = Params{}) noexcept : params_(p), recipe_(make_recipe(p)) {
     derive();

@@ -246,8 +246,10 @@ enum NUTSScratch : int {
 /// transition at the position), ∇U at the subtree's proposal, and the key of the position the
 /// first belongs to (detail::store_position_key).
 enum NUTSKept : int { kSampleG = 0, kSubG, kKey, kKeptVectors };
+template <int MaxDepth>
+inline constexpr int kNUTSKeptBase = kTracker + 4 * MaxDepth;  // the first of NUTSKept
 template <int MaxDepth, StartGradient G>
-inline constexpr int kNUTSScratch = kTracker + 4 * MaxDepth +
+inline constexpr int kNUTSScratch = kNUTSKeptBase<MaxDepth> +
                                     (G == StartGradient::Keep ? kKeptVectors : 0);
 }  // namespace detail
 
@@ -264,7 +266,6 @@ class NUTS
  public:
   static_assert(MaxDepth >= 1 && MaxDepth <= 30, "MaxDepth must be in [1, 30]");
   static constexpr int max_depth = MaxDepth;
-  static constexpr StartGradient start_gradient = G;
   using Params = NUTSParams<Scalar>;
   using Info = NUTSInfo<Scalar>;
   using RecipeType = HMCRecipe<Scalar, Dim>;
@@ -385,7 +386,9 @@ class NUTS
     Map near_r(sv(detail::kNearR));
     sample_theta = CMap(left.theta);
     sample_r = CMap(left.r);
-    if constexpr (kKeep) Map(kept(z, detail::kSampleG)) = CMap(left.g);
+    if constexpr (kKeep) {
+      if (!reused) Map(kept(z, detail::kSampleG)) = CMap(left.g);  // reused: it is already
+    }
     rho = CMap(left.r);
     detail::ScaledSum<Scalar> weight;          // Σ e^{H₀ − H} over the kept tree
     static_cast<void>(weight.add(Scalar(0)));  // the start has weight 1
@@ -440,8 +443,8 @@ class NUTS
         info.leapfrog_steps > 0 ? accept_sum / Scalar(info.leapfrog_steps) : Scalar(0);
     z.position() = sample_theta;
     z.momentum() = sample_r;
-    // kSampleG is ∇U at sample_theta; the key says at which position (also where the position
-    // did not move, since kSampleG was rewritten from left.g).
+    // kSampleG is ∇U at sample_theta (the start's, when no proposal replaced it); the key says
+    // at which position.
     if constexpr (kKeep)
       detail::store_position_key(sample_theta.data(), kept(z, detail::kKey), Dim);
     z.set_extra(info);
@@ -464,7 +467,6 @@ class NUTS
     Map sub_theta(sv(detail::kSubTheta));
     Map sub_r(sv(detail::kSubR));
     Map first_r(sv(detail::kSubFirstR));
-
     cum.setZero();
     const std::uint32_t n_leaves = std::uint32_t(1) << depth;
     for (std::uint32_t n = 0; n < n_leaves; ++n) {
@@ -539,7 +541,7 @@ class NUTS
   /// StartGradient::Keep's scratch vector k (detail::NUTSKept).
   template <class St>
   static Scalar* kept(St& z, int k) noexcept {
-    return detail::StateAccess::scratch(z, detail::kTracker + 4 * MaxDepth + k);
+    return detail::StateAccess::scratch(z, detail::kNUTSKeptBase<MaxDepth> + k);
   }
 
   Params params_;
