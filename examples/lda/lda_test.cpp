@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Test of the online-LDA example: the Riemannian samplers reach lower held-out perplexity faster
 // than their Euclidean counterparts (recipe paper Fig. 3), with margins from seed-to-seed spread.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <cmath>

@@ -4,7 +4,6 @@
 // refusals; Stan's warm-up windows; the windowed Welford estimates against two-pass formulas
 // (negative control: the n-denominator variance); the configurational temperature and the SG
 // step-size rule; the preconditioning adaptor's gradient, potential and refusals.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <cmath>

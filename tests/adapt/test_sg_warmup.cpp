@@ -4,7 +4,6 @@
 // the later half), refusals; and on SGLD over a standard Gaussian, where the excess temperature
 // at step h is known exactly, that four chains pooled reach the h of the tolerance and that the
 // frozen h samples at that temperature (negative control: the unadapted starting h).
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <cmath>

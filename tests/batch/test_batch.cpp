@@ -3,7 +3,6 @@
 // own stream (interleaved and per-chain layouts, batch hook and per-chain models, every V̂ path),
 // failures isolated per chain with the failed chain byte-identical, no heap, a stack that does not
 // grow with d, and a statistical check of the pooled chains with a negative control.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <pthread.h>

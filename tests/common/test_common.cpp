@@ -1,6 +1,5 @@
 // Host helpers behind the demo and experiments (src/common): quadrature against MATH.md §5.1's
 // normalisers, histogram binning, cell masses, the KL protocol of MATH.md §5.3, argv reading.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <cmath>

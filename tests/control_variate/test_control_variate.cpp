@@ -3,7 +3,6 @@
 // and on a full batch, unbiased on minibatches, its variance far below the plain minibatch
 // gradient's near the mode (negative control: a reference far from the mode), its own noise
 // estimate against the exact covariance, the optional difference hook, and its failure statuses.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <array>

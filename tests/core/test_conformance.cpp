@@ -2,7 +2,6 @@
 // determinism, zero heap, and every bad-input Status with the state left bit-identical.
 // A new sampler joins by adding a Case type and one line to the type lists below.
 #define EIGEN_RUNTIME_NO_MALLOC
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <cmath>

@@ -1,6 +1,5 @@
 // Γ of state-dependent D and Q blocks: forward-mode AD (dense, diagonal, scalar shapes, separable
 // or not) equals central finite differences of the dense D(z) + Q(z); analytic Γ equals AD.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <cmath>

@@ -3,7 +3,6 @@
 // the same bits as the model wrote, nothing outside grad[0 .. Dim) read or written, in the step's
 // dispatched copy and in the baseline, for sizes with and without a re-store and with and
 // without a tail after the last whole group; both model spellings.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <cstdint>

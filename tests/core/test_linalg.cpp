@@ -2,7 +2,6 @@
 // core/linalg.hpp (heap-free Cholesky, inverse and Jacobi eigen-decomposition) against the
 // defining identities on random symmetric matrices of known spectrum, in float and double, at the
 // sizes the samplers use; failure cases (not positive definite, NaN) and AD scalars.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <Eigen/Core>

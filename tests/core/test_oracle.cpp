@@ -1,6 +1,5 @@
 // Recipe oracle: one explicit-Euler step of every named sampler equals an independent dense
 // implementation of MATH.md §1.2 built from §2.1's table (H, D, Q, B̂; Γ by finite differences).
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <random>

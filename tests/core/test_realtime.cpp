@@ -1,7 +1,6 @@
 // The real-time split: a tick with refilled noise equals a step with the RNG that drew it; a tick
 // without noise is refused and changes nothing; the queue's slots and order. And where a step's
 // normals come from: read in place from host::Rng's buffer, the same chain as copied out of it.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <cstddef>

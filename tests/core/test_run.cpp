@@ -1,6 +1,5 @@
 // The run driver: burn-in and thinning counts, sinks and early stops, failures leave the state
 // as it was, schedules, hooks and progress through a clock.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <cmath>

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Strict CSV loader: every malformed input is rejected with file:line:column, the shipped data
 // sets load with the README's shapes and class counts, and the preprocessing helpers.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <algorithm>

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Strict IDX loader: good files load raw and gzip; every malformed header, body and gzip layer is
 // rejected with "file: byte N:" (or "gzip byte N:") and no data; Debian's FashionMNIST loads.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 #include <zlib.h>
 

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Welford moments against a two-pass computation; merging; covariance; float and double; and
 // no heap use by any diagnostic (the allocation counter lives in this executable's main file).
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <cmath>

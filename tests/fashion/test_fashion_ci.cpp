@@ -4,7 +4,6 @@
 // posterior predictive and SGD with momentum's point estimate must be far above chance; trained
 // on permuted labels (the negative control) the same SGHMC must stay at chance. Skipped, with a
 // message, when the data package is absent. About 2 s of CPU.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <cmath>

@@ -3,7 +3,6 @@
 // the by-value estimator; the sub-batch form is unbiased for the exact minibatch covariance
 // (Monte Carlo tolerance, negative controls); and at the network's size (d = 79 510, memory in
 // static storage) it hands SGHMC a V̂ by reference, clipped to the limit, without heap.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <cmath>

@@ -3,7 +3,6 @@
 // recursive transcription of MATH.md §4.1 (Pyro's _build_tree, written here independently), its
 // bad-input statuses, no heap, and its bias: on a Gaussian it fails the variance check that SGHMC
 // passes.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <cmath>

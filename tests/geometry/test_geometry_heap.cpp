@@ -2,7 +2,6 @@
 // Zero heap for the geometry samplers: Eigen's EIGEN_RUNTIME_NO_MALLOC guard plus counting
 // malloc/operator new around steps (fixed-size LLT, SelfAdjointEigenSolver and AutoDiff included).
 #define EIGEN_RUNTIME_NO_MALLOC  // before any Eigen header: Eigen asserts on a heap allocation
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include "alloc_counter.hpp"

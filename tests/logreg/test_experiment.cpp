@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The experiment's core (src/experiments): AUROC and median helpers, and a short run on Heart
 // whose held-out AUROC must beat a fixed threshold while a sign-flipped sampler must not.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <cmath>

@@ -2,7 +2,6 @@
 // The online gradient-noise estimate V̂ (include/sgmcmc/data/gradient_noise.hpp): against the exact
 // minibatch covariance on a small data set (Monte Carlo tolerance, negative controls), its
 // weighting, and the PSD-safety policy (clip, shrink, fallback) with SGHMC, SGNHT and SGLD.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <cmath>

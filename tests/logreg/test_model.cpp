@@ -2,7 +2,6 @@
 // The logistic-regression model (include/sgmcmc/models/logistic.hpp): stable softplus and sigmoid,
 // gradient against finite differences of the potential, the per-example/full-data identities, and
 // the minibatch gradient's unbiasedness (statistical, Monte Carlo tolerance, negative control).
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <cerrno>

@@ -12,7 +12,6 @@ bool g_eigen_assert_failed = false;
     if (!(x)) g_eigen_assert_failed = true; \
   } while (false)
 
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <cstdint>

@@ -2,7 +2,6 @@
 // Zero heap for SGMGT, SGMGT-D, NUTS and SGHMCLearnedRefresh: Eigen's runtime malloc guard plus
 // counting replacements of operator new and malloc around every step and draw.
 #define EIGEN_RUNTIME_NO_MALLOC
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <vector>

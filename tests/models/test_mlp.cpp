@@ -3,7 +3,6 @@
 // of the model's definition, the gradient against central finite differences in double (with
 // negative controls), every compiled kernel against the double pass, fast_exp's accuracy, and
 // the refusals of bad input.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <algorithm>

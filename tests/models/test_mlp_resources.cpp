@@ -2,7 +2,6 @@
 // The 784-100-10 network's resources: no heap in any pass (every kernel), and a small stack,
 // measured by painting the stack of a thread that runs the passes (with a negative control that
 // shows the measurement sees a large frame).
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 #include <pthread.h>
 

@@ -2,7 +2,6 @@
 // Chains across threads (parallel/chains.hpp): every chain and the summary bit for bit the same
 // for 1 and 2 threads, a reversed serial order and oneTBB; a chain equals the single sampler on
 // its stream; a failed chain is isolated; R̂ and the pooled mean with a negative control.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <cmath>

@@ -4,7 +4,6 @@
 // chains of known autocorrelation, the accuracy measure, and a CI-sized run on Heart — SGLD-CV
 // within the accuracy bound of a long NUTS reference (negative control: SGHMC-CV at a step
 // size four times the rule's start, not adapted).
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <cmath>

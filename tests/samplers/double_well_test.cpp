@@ -2,7 +2,6 @@
 // Stationarity on the double well U = θ⁴ − 2θ² (issue 2 item 5 (b), (d)): histogram KL against
 // the i.i.d. Monte-Carlo floor (MATH.md §5.3) and E θ² against 0.832745487128 (MATH.md §5.1).
 
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <cmath>

@@ -2,7 +2,6 @@
 // Stationarity on Gaussian targets (issue 2 item 5 (a), (c), (e), (g)): SGLD, SGHMC, HMC, SGD and
 // SGDMomentum on N(0,1) and N(0, [[1,.9],[.9,1]]) against exact discrete stationary laws.
 
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <cmath>

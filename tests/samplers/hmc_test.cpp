@@ -7,7 +7,6 @@
 // paths in either build. Also: detail::leapfrog (NUTS's leaves on x86) against the
 // engine's step, a divergent trajectory is a rejection that keeps θ, and
 // detail::all_finite_packets.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <cmath>

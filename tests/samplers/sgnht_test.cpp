@@ -3,7 +3,6 @@
 // Gaussian, the thermostat's law, unknown gradient noise absorbed, and the MATH.md §1.4 row 5 and
 // row 11 thermostat errors as user-declared recipes (negative controls).
 
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <cmath>

@@ -2,7 +2,6 @@
 // Self-tests of the statistical helpers and test targets (tests/support/{stats,targets}.hpp) that
 // the stationarity suites rely on: estimators on processes with known answers, oracles, models.
 
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <cmath>

@@ -3,7 +3,6 @@
 // not grow with d (painted-stack high-water mark, and a 64 KiB thread), a failed step leaves the
 // whole value byte-identical, and a StateMap over a static array steps bit for bit as a State.
 #define EIGEN_RUNTIME_NO_MALLOC  // before any Eigen header: Eigen asserts on a heap allocation
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 #include <limits.h>  // PTHREAD_STACK_MIN
 #include <pthread.h>

@@ -2,7 +2,6 @@
 // of the IMQ kernel in long double, the estimator against a direct long-double double loop and a
 // hand-computed two-point case, its expectation against closed forms for Gaussian samples, the
 // separation of a right sample from wrong ones at a stated threshold, streaming = batch, no heap.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <algorithm>

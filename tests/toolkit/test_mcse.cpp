@@ -1,6 +1,5 @@
 // mean_with_error (diagnostics/mcse.hpp): on chains with a known autocorrelation time the
 // standard error is √(var τ / n), and it refuses too short or constant chains.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <cmath>

@@ -2,7 +2,6 @@
 // stationarity with and without Γ (the biased variants are the negative controls), the Hessian
 // diagonal by automatic differentiation, zero heap at any d, and every failure status with the
 // state (θ, V and the bookkeeping) unchanged.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <cmath>

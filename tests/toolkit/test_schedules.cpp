@@ -1,7 +1,6 @@
 // Step-size schedules (schedule/schedules.hpp): each reproduces its paper's formula, computed
 // here independently in long double, refuses invalid parameters, and sets no errno at the edges
 // of its valid ranges.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <cerrno>

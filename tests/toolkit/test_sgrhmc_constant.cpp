@@ -3,7 +3,6 @@
 // integrators and with a V̂ correction; its three storages agree; with G⁻¹ = I/m it is SGHMC with
 // mass m and friction 1 in p = √m r; it runs the fused engine at any d without heap; bad metrics
 // are refused with the state unchanged. ConstantMetricSGRLD is SGLD.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <cmath>
