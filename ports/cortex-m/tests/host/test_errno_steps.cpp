@@ -2,7 +2,6 @@
 // Host test of interrupt safety: no step of any shipped sampler changes errno at extreme states
 // (tests/errno_steps.hpp), with glibc, which sets errno on every range and domain error; negative
 // control: the same harness sees a model whose gradient calls glibc's expf(−200).
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <cstdio>

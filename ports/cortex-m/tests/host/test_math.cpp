@@ -4,7 +4,6 @@
 // untouched (with glibc's expf as the negative control), and the Box-Muller pair against exact
 // Box-Muller on the same bits.
 // SGMCMC_MATH_EXHAUSTIVE=1 sweeps every float (minutes); the default stride is 61.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <cerrno>

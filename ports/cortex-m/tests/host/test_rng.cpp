@@ -2,7 +2,6 @@
 // Host tests of cortex_m::Rng::fill_normal (portable C++, the same code as on the board):
 // chi-square, moments and tails over 10^7 float draws with a negative control, accuracy against
 // long-double Box-Muller on the same words, and the split/odd-length rules.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <cmath>
