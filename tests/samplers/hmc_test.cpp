@@ -211,7 +211,16 @@ void check_reuse(Scalar h, Scalar theta_scale, int n, bool want_divergent) {
   REQUIRE(plain.step(a, mc, c1));
   REQUIRE(reusing.step(b, mr, c2));
   CHECK(b.extra().reused_gradient);
-  CHECK_FALSE(detail::same_bits_of(a.extra().energy_error, b.extra().energy_error));
+  // The chains part at this transition or, where both trajectories diverged there (the same
+  // energy error, the position kept), at a later one, which starts from the stale gradient again.
+  bool parted = false;
+  for (int t = 0; t < 8 && !parted; ++t) {
+    parted = !detail::same_bits_of(a.extra().energy_error, b.extra().energy_error) ||
+             !same_values(a.position(), b.position());
+    REQUIRE(plain.step(a, mc, c1));
+    REQUIRE(reusing.step(b, mr, c2));
+  }
+  CHECK(parted);
 }
 
 TEST_CASE_TEMPLATE("HMC: StartGradient::Keep gives the same chain with L gradients per transition",
