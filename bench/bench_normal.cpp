@@ -2,9 +2,7 @@
 // Standard-normal fill speed, in one binary: host::Rng::fill_normal on every kernel this CPU runs
 // (the run-time choice, and each forced), the bench's own floor generator (floor.c),
 // std::normal_distribution with std::mt19937_64, and the core's portable Box-Muller, for float
-// and double; and the AVX-512 kernel's two double generators alone (its ziggurat, which
-// host::Rng runs, and its Box-Muller), so that a machine can measure the choice. Ends with one
-// markdown table of ns per normal and the speed-up over std.
+// and double. Ends with one markdown table of ns per normal and the speed-up over std.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -84,34 +82,6 @@ void BM_portable(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * N);
 }
 
-#if defined(SGMCMC_HOST_X86)
-/// The AVX-512 kernel's double generators called directly on N / 32 blocks (N = 256: a cache
-/// refill), the lanes of Rng(1): Arg 0 its ziggurat (host::Rng's choice), 1 its Box-Muller.
-template <class Scalar, int N>
-void BM_avx512_double(benchmark::State& state) {
-  static_assert(N % Rng::block == 0, "whole blocks");
-  if (!Rng::supported(Isa::Avx512)) {
-    state.SkipWithError("kernel not supported on this CPU");
-    return;
-  }
-  Rng rng(1);
-  std::uint64_t lanes[4][Rng::lanes];
-  std::copy(&rng.lane_words()[0][0], &rng.lane_words()[0][0] + 4 * Rng::lanes, &lanes[0][0]);
-  alignas(64) Scalar v[N];
-  const std::size_t blocks = N / Rng::block;
-  for (auto _ : state) {
-    if (state.range(0) == 0) {
-      sgmcmc::host::detail::kernel_avx512::fill_ziggurat<>(lanes, v, blocks);
-    } else {
-      sgmcmc::host::detail::kernel_avx512::fill_blocks(lanes, v, blocks);
-    }
-    benchmark::DoNotOptimize(v);
-    benchmark::ClobberMemory();
-  }
-  state.SetItemsProcessed(state.iterations() * N);
-}
-#endif
-
 void BM_construct(benchmark::State& state) {
   std::uint64_t seed = 0;
   for (auto _ : state) {
@@ -149,15 +119,14 @@ class TableReporter : public benchmark::ConsoleReporter {
   void Finalize() override {
     ConsoleReporter::Finalize();
     if (rows_.empty()) return;
-    static const char* const columns[] = {"run-time", "base",     "avx2",       "avx512",   "floor",
-                                          "std",      "portable", "avx512-zig", "avx512-bm"};
+    static const char* const columns[] = {"run-time", "base", "avx2",    "avx512",
+                                          "floor",    "std",  "portable"};
     std::FILE* out = stdout;
     std::fflush(out);
     std::fprintf(out,
                  "\n| scalar / N | host::Rng (run-time choice) | base kernel | AVX2 kernel | "
                  "AVX-512 kernel | bench floor | std::normal_distribution | core portable | "
-                 "AVX-512 ziggurat alone | AVX-512 Box-Muller alone | speed-up vs std "
-                 "|\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+                 "speed-up vs std |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (const std::string& row : rows_) {
       std::fprintf(out, "| %s |", row.c_str());
       for (const char* column : columns) {
@@ -215,12 +184,6 @@ SGMCMC_BENCH_NORMAL(double, 8);
 SGMCMC_BENCH_NORMAL(double, 32);
 SGMCMC_BENCH_NORMAL(double, 128);
 SGMCMC_BENCH_NORMAL(double, 1024);
-#if defined(SGMCMC_HOST_X86)
-SGMCMC_BENCH_ROW("avx512-zig", BM_avx512_double, double, 256)->Arg(0);
-SGMCMC_BENCH_ROW("avx512-bm", BM_avx512_double, double, 256)->Arg(1);
-SGMCMC_BENCH_ROW("avx512-zig", BM_avx512_double, double, 1024)->Arg(0);
-SGMCMC_BENCH_ROW("avx512-bm", BM_avx512_double, double, 1024)->Arg(1);
-#endif
 BENCHMARK(BM_construct);
 
 int main(int argc, char** argv) {

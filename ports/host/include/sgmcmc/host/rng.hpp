@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Host port RNG: xoshiro256++ words with jump-ahead streams, and a 16-lane SIMD normal fill
-// (Box-Muller; the AVX-512 kernel's doubles by a ziggurat) compiled for several instruction sets
-// and chosen at run time (portable builds run the AVX2 or AVX-512 kernel on machines that have
-// it; no -march needed).
+// Host port RNG: xoshiro256++ words with jump-ahead streams, and a 16-lane SIMD Box-Muller normal
+// fill compiled for several instruction sets and chosen at run time (portable builds run the
+// AVX2 or AVX-512 kernel on machines that have it; no -march needed).
 #pragma once
 
 #include <cstddef>
@@ -82,10 +81,6 @@ inline To bit_cast(const From& from) noexcept {
   std::memcpy(&to, &from, sizeof(To));
   return to;
 }
-
-#if defined(SGMCMC_HOST_X86)
-#include "sgmcmc/host/detail/ziggurat_tables.inc"  // the AVX-512 kernel's double normals
-#endif
 
 // The kernel, once per instruction set, each in its own register width (so that no function
 // passes a vector wider than its target's registers: no -Wpsabi notes).
@@ -189,18 +184,11 @@ constexpr const char* to_string(Isa isa) noexcept {
 /// s = f/(2+f)), the hardware square root and polynomial sin/cos on [-pi/4, pi/4] with a quadrant
 /// from the word's top bits (normal_kernel.inc; the double blocks software-pipelined register by
 /// register). Float draws satisfy |z| <= 6.67, double |z| <= 8.58; measured error against exact
-/// Box-Muller on the same bits in tests/port. The AVX-512 kernel makes its doubles by a 256-layer
-/// ziggurat instead (one lane word per normal, measured faster there: docs/PERFORMANCE.md): the
-/// 1.5 % of words that fail its fast test are settled by the wedge and tail tests at the end of
-/// each 256 normals (listed in 3.2 KiB of stack), with words of a splitmix64 chain seeded by the
-/// word itself, in at most 32 rounds (then a Box-Muller draw). Its doubles satisfy |z| <= 13.71,
-/// and its time varies with the draws (bounded; the other kernels' does not: a real-time refill
-/// that must be constant can set_isa(Isa::Avx2)). Checked bit for bit against a scalar ziggurat
-/// in tests/port. The kernel is compiled for the build's baseline and, on x86-64, for AVX2+FMA
-/// and AVX-512; the constructor picks the best the CPU supports (set_isa() forces one). A given
-/// seed gives bit-identical normals on a given kernel; kernels with FMA may round differently
-/// from the baseline, and the AVX-512 kernel's doubles are another sequence, so force one Isa to
-/// reproduce a chain bit for bit across machines.
+/// Box-Muller on the same bits in tests/port. The kernel is compiled for the build's baseline and,
+/// on x86-64, for AVX2+FMA and AVX-512; the constructor picks the best the CPU supports (set_isa()
+/// forces one). A given seed gives bit-identical normals on a given kernel; kernels with FMA may
+/// round differently from the baseline, so force one Isa to reproduce a chain bit for bit across
+/// machines.
 ///
 /// Buffering: each scalar type has a cache of cache_size normals. fill_normal serves the cache
 /// first, writes whole blocks straight into the output while at least cache_size normals are
@@ -274,7 +262,7 @@ class Rng {
     switch (isa) {
       case Isa::Avx512:
         fill_f_ = &detail::kernel_avx512::fill_blocks;
-        fill_d_ = &detail::kernel_avx512::fill_ziggurat<>;
+        fill_d_ = &detail::kernel_avx512::fill_blocks;
         break;
       case Isa::Avx2:
         fill_f_ = &detail::kernel_avx2::fill_blocks;
