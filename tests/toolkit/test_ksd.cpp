@@ -29,10 +29,11 @@ LD imq(const LD* x, const LD* y, int d, LD c) {
 
 /// k_p(x, y) = s(x)ᵀs(y) k + s(x)ᵀ∇_y k + s(y)ᵀ∇_x k + tr ∇_x∇_y k with every derivative of k by
 /// central finite differences (step e): an independent check of the closed-form Stein kernel.
-/// Truncation ~e² k (k = 9/c⁵ at x = y: 288 for c = 0.5), rounding ~1e-19/e² (the mixed
-/// difference). Over 2·10⁵ random pairs at c = 0.5, d = 1 (2026-12-02) the largest error against
-/// the closed form, relative to 1 + |k_p|, was 9.1e-9 with e = 1e-5 and 9.0e-7 with e = 1e-4, the
-/// step until then, at |x − y| = 0.012: above the check's 1e-7 for close pairs.
+/// Truncation ~e² k⁽⁴⁾ (k's fourth derivative, 9/c⁵ at x = y: 288 for c = 0.5), rounding
+/// ~1e-19/e² (the mixed difference). Over 2·10⁵ random pairs at c = 0.5, d = 1 (2026-12-02) the
+/// largest error against the closed form, relative to 1 + |k_p|, was 9.1e-9 with e = 1e-5
+/// and 9.0e-7 with e = 1e-4, the step until then, at |x − y| = 0.012: above the check's 1e-7 for
+/// close pairs.
 LD stein_kernel_fd(const LD* x, const LD* sx, const LD* y, const LD* sy, int d, LD c) {
   const LD e = 1e-5L;
   LD xp[8], xm[8], yp[8], ym[8];

@@ -390,15 +390,12 @@ class Rng {
   }
 
  private:
-  /// A plain loop, inlined; GCC 12 makes it vector moves or a memmove call, by size and target
-  /// (on an AVX-512 Xeon with -march=native: 8 floats two moves, 8 doubles a call; a portable
-  /// build: a call for both). Copies in fixed 64-, 32- and 16-byte pieces, always inline, were
-  /// measured against it (2026-12-02, bench_normal, three runs alternated): native no change,
-  /// portable float N = 32-128 7-12 % faster but double N = 32-128 4-7 % slower (glibc's memmove
-  /// runs AVX where the portable unit's moves are 16 bytes), so not kept. `to` never overlaps
-  /// `from`, a range of the private cache (take_normals hands out const pointers, valid only
-  /// until the next draw): without __restrict GCC copied 8 floats one at a time in case the two
-  /// overlapped.
+  /// A plain loop, inlined; GCC 12 makes it vector moves or a memmove call by size and target
+  /// (8 doubles natively on an AVX-512 Xeon, and small copies in a portable build, are a call:
+  /// an inline copy measured no better overall, docs/PERFORMANCE.md 2026-12-02). `to` never
+  /// overlaps `from`, a range of the private cache (take_normals hands out const pointers, valid
+  /// only until the next draw): without __restrict GCC copied 8 floats one at a time in case the
+  /// two overlapped.
   template <class Scalar>
   static void copy(const Scalar* __restrict from, std::size_t n, Scalar* __restrict to) noexcept {
     for (std::size_t j = 0; j < n; ++j) to[j] = from[j];
