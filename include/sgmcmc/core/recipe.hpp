@@ -113,6 +113,30 @@ template <int W, class Scalar>
   });
   return p[0];
 }
+#if defined(__GNUC__)
+/// W partial sums of Scalar as one generic vector (detail::GnuVector), and their halving_sum in
+/// the same order (lower half plus upper half, W/2, ..., 1 lanes): the same value as
+/// halving_sum of the same partials, without GCC taking them apart into W scalars.
+template <class Scalar, int W>
+using PartialsVector = typename GnuVector<Scalar, W* int(sizeof(Scalar))>::type;
+template <int Half, class V, class H, int... I>
+[[gnu::always_inline]] inline void halve(const V& v, H& out,
+                                         std::integer_sequence<int, I...>) noexcept {
+  out = __builtin_shufflevector(v, v, I...) + __builtin_shufflevector(v, v, (I + Half)...);
+}
+// Vectors wider than 16 bytes pass by reference only (a baseline unit has no ABI for them).
+template <class Scalar, int W, class V>
+[[gnu::always_inline]] inline Scalar halving_sum_vector(const V& v) noexcept {
+  static_assert(W >= 1 && (W & (W - 1)) == 0, "halving_sum_vector needs a power of two");
+  if constexpr (W == 1) {
+    return v[0];
+  } else {
+    PartialsVector<Scalar, W / 2> h;
+    halve<W / 2>(v, h, std::make_integer_sequence<int, W / 2>{});
+    return halving_sum_vector<Scalar, W / 2>(h);
+  }
+}
+#endif
 
 /// One update of a splitting as data.
 struct UpdateSpec {
@@ -1417,7 +1441,19 @@ class Recipe {
                       : chunk >= kWide ? kWide
                                        : 1;
     constexpr int n_red = Info::reduce_row(End) > 0 ? Info::reduce_row(End) : 1;
-    Scalar red[n_red][W] = {};
+    // With the tree in a build with AVX (native), the partials are one generic vector per row
+    // (detail::PartialsVector): GCC kept a float[W] row as W scalars, adding and combining them
+    // one at a time. The same values as the scalar row (the same additions in the same order);
+    // a portable build's AVX2 copy keeps the scalar row, which measured faster there.
+#if defined(__GNUC__) && defined(__AVX__)
+    constexpr bool vector_partials = tree && W >= 2;
+    using RedRow =
+        std::conditional_t<vector_partials, detail::PartialsVector<Scalar, W>, Scalar[W]>;
+#else
+    constexpr bool vector_partials = false;
+    using RedRow = Scalar[W];
+#endif
+    RedRow red[n_red] = {};
     // Each coordinate's contribution, per chunk (the coordinate loop stays free of sums).
     Scalar contrib[reduces ? n_red : 1][reduces ? (chunk + W - 1) / W * W : 1];
     detail::BitsOf<Scalar> gbits = 0;
@@ -1528,20 +1564,41 @@ class Recipe {
       if constexpr (reduces) {
         for (int k = 0; k < n_red; ++k) {
           Index j = 0;
-          if constexpr (tree && dim <= chunk) {  // one chunk: its first W start the sums
-            for (int l = 0; l < W; ++l) red[k][l] = contrib[k][l];
-            j = W;
+          if constexpr (vector_partials) {
+            if constexpr (dim <= chunk) {  // one chunk: its first W start the sums
+              std::memcpy(&red[k], &contrib[k][0], sizeof red[k]);
+              j = W;
+            }
+            for (; j + W <= n; j += W) {
+              RedRow c_w;
+              std::memcpy(&c_w, &contrib[k][j], sizeof c_w);
+              red[k] += c_w;
+            }
+            if (j < n) {  // the rest into partial 0, in sequence, in a scalar (one lane access)
+              Scalar r0 = red[k][0];
+              for (; j < n; ++j) r0 += contrib[k][j];
+              red[k][0] = r0;
+            }
+          } else {
+            if constexpr (tree && dim <= chunk) {  // one chunk: its first W start the sums
+              for (int l = 0; l < W; ++l) red[k][l] = contrib[k][l];
+              j = W;
+            }
+            for (; j + W <= n; j += W) {
+              for (int l = 0; l < W; ++l) red[k][l] += contrib[k][j + l];
+            }
+            for (; j < n; ++j) red[k][0] += contrib[k][j];
           }
-          for (; j + W <= n; j += W) {
-            for (int l = 0; l < W; ++l) red[k][l] += contrib[k][j + l];
-          }
-          for (; j < n; ++j) red[k][0] += contrib[k][j];
         }
       }
     }
     Scalar red_total[n_red] = {};
     for (int k = 0; k < n_red; ++k) {
-      if constexpr (tree) {
+      if constexpr (vector_partials) {
+#if defined(__GNUC__) && defined(__AVX__)
+        red_total[k] += detail::halving_sum_vector<Scalar, W>(red[k]);
+#endif
+      } else if constexpr (tree) {
         red_total[k] += detail::halving_sum<W>(red[k]);
       } else {
         for (int l = 0; l < W; ++l) red_total[k] += red[k][l];
