@@ -41,20 +41,6 @@ inline constexpr bool kEigenAsWideAsStep = true;  // Eigen's packets as wide as 
 inline constexpr bool kEigenAsWideAsStep = false;  // a portable build: 16-byte Eigen packets
 #endif
 inline constexpr int kLocalTrajectoryBytes = kEigenAsWideAsStep ? 2048 : 256;
-/// Whether HMC commits an accepted transition by a branch (x86) or without one
-/// (StateAccess::flip_if, elsewhere). The next transition reads the copy the commit makes
-/// current: after a branch-free commit its first loads wait on the whole Metropolis test (U at
-/// the end point, e^{-ΔH}, the comparison), while a predicted branch lets an out-of-order core
-/// start the next trajectory before the test resolves (HMC double d = 10 on an AVX-512 Xeon:
-/// one third less time per transition, docs/PERFORMANCE.md). The branch-free commit keeps the
-/// real-time tick's instruction count independent of the outcome on in-order microcontrollers
-/// (the Cortex-M4F firmware's constant count, docs/REALTIME.md), where speculation gains
-/// nothing. The same decision, so the same chain, either way.
-#if defined(__x86_64__) || defined(__i386__)
-inline constexpr bool kBranchCommit = true;
-#else
-inline constexpr bool kBranchCommit = false;
-#endif
 /// Scratch vectors of an HMC state: 0 the gradient (the engine's), 1 the momentum's normals,
 /// then with StartGradient::Keep for each copy c of z the kept gradient (2 + c) and the key of
 /// the position it belongs to (4 + c; detail::store_position_key). Each (key, gradient) pair is
@@ -206,7 +192,7 @@ class HMC : public SamplerBase<
   /// One transition with the random numbers drawn ahead of time: `normals` holds d standard
   /// normals (the momentum is √m times them), `uniform` one draw in (0, 1). The real-time tick
   /// (docs/REALTIME.md): with fixed L its cost does not depend on the random numbers (on x86 but
-  /// for the commit's branch, detail::kBranchCommit). The same result as step() with an RNG that
+  /// for the commit's branch, StateAccess::flip_if). The same result as step() with an RNG that
   /// would have produced them.
   template <class St, class Model>
   Status step_with_noise(St& z, const Model& model, const Scalar* normals,
@@ -408,11 +394,7 @@ class HMC : public SamplerBase<
       info.accept_prob = Scalar(1);
     }
     info.accepted = accept;
-    if constexpr (detail::kBranchCommit) {
-      if (accept) detail::StateAccess::flip(z);
-    } else {
-      detail::StateAccess::flip_if(z, accept);
-    }
+    detail::StateAccess::flip_if(z, accept);
     store_info(z, info);
     return StatusCode::Ok;
   }
