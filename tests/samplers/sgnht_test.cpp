@@ -345,4 +345,12 @@ TEST_CASE_TEMPLATE("SGNHT::make_recipe<G>: a variant's Γ is the only difference
   CHECK(chain(hand) == reference);
   CHECK(chain(ad) == reference);
   CHECK_FALSE(chain(flipped) == reference);
+
+  // zero_rows (core/recipe.hpp, detail::kGammaPartZero): rows declared zero are left out of the
+  // pass, so a Γ whose rows() is 1/2 but declared zero steps as SGNHT; undeclared, the same Γ
+  // adds T/2 to every momentum coordinate's drift and must not.
+  const auto declared = SGNHT<S, D>::template make_recipe<SgnhtRowsGamma<S, D, true>>(p);
+  const auto undeclared = SGNHT<S, D>::template make_recipe<SgnhtRowsGamma<S, D, false>>(p);
+  CHECK(chain(declared) == reference);
+  CHECK_FALSE(chain(undeclared) == reference);
 }

@@ -199,6 +199,34 @@ struct IsZeroGamma : std::false_type {};
 template <class S>
 struct IsZeroGamma<S, std::enable_if_t<S::zero_gamma>> : std::true_type {};
 
+/// True when an analytic Γ declares its rows (∂A_ii/∂z_{col,i}) or, Transposed, its columns
+/// (∂A_ii/∂z_{row,i}) zero for every state: `static constexpr bool zero_rows = true` (zero_cols)
+/// in the Gamma type. The fused pass then leaves out t·Γ for that part instead of adding t·0,
+/// which it cannot fold (t·0 is NaN for an infinite t), on the step's chain of dependences
+/// (SGNHT's r/d: its rows are zero, its columns 1/d).
+template <class G, bool Transposed, class = void>
+struct GammaPartDeclaredZero : std::false_type {};
+template <class G>
+struct GammaPartDeclaredZero<G, false, std::enable_if_t<G::zero_rows>> : std::true_type {};
+template <class G>
+struct GammaPartDeclaredZero<G, true, std::enable_if_t<G::zero_cols>> : std::true_type {};
+template <class S, bool Transposed, class = void>
+struct AnalyticGammaPartZero : std::false_type {};
+template <class S, bool Transposed>
+struct AnalyticGammaPartZero<S, Transposed, std::enable_if_t<!S::auto_gamma>>
+    : GammaPartDeclaredZero<std::decay_t<decltype(std::declval<const S&>().gamma)>, Transposed> {};
+/// Whether structure S adds no Γ term to a lane's drift (rows) or, Transposed, to a sum (cols).
+template <class S, bool Transposed>
+constexpr bool gamma_part_zero() {
+  if constexpr (!S::state_dependent) {
+    return true;
+  } else {
+    return IsZeroGamma<S>::value || AnalyticGammaPartZero<S, Transposed>::value;
+  }
+}
+template <class S, bool Transposed>
+inline constexpr bool kGammaPartZero = gamma_part_zero<S, Transposed>();
+
 template <class S, class = void>
 struct IsColumn : std::false_type {};
 template <class S>
@@ -970,7 +998,7 @@ class Recipe {
       const Scalar dv = lane_value(std::get<B>(pt.d), i, x);
       if constexpr (DBlock<B>::state_dependent) detail::or_nonfinite(dv, metric);
       f -= dv * dh<B>(pt, x, g, cache);
-      if constexpr (!cold && DBlock<B>::state_dependent) {
+      if constexpr (!cold && !detail::kGammaPartZero<DBlock<B>, false>) {
         f += t * lane_gamma<B, B, false>(std::get<B>(pt.d), x);
       }
     }
@@ -988,11 +1016,11 @@ class Recipe {
             } else {
               f -= av * dh<Pr::col>(pt, x, g, cache);
             }
-            if constexpr (!cold && S::state_dependent)
+            if constexpr (!cold && !detail::kGammaPartZero<S, false>)
               f += t * lane_gamma<Pr::row, Pr::col, false>(a, x);
           } else {
             f += av * dh<Pr::row>(pt, x, g, cache);
-            if constexpr (!cold && S::state_dependent)
+            if constexpr (!cold && !detail::kGammaPartZero<S, true>)
               f += t * lane_gamma<Pr::row, Pr::col, true>(a, x);
           }
         }
@@ -1011,7 +1039,7 @@ class Recipe {
     constexpr bool q_part = P == Part::Full || P == Part::Conservative;
     static_cast<void>(t);
     static_cast<void>(metric);
-    Scalar r(0);
+    Scalar r = -Scalar(0);  // from −0, as lane_drift: the first term replaces it exactly
     if constexpr (q_part) {
       detail::static_for<Curl_::count>([&](auto k) {
         using Pr = QPair<k>;
@@ -1021,7 +1049,7 @@ class Recipe {
           const Scalar av = q_lane_value(a, i, pt, x, g, cache);
           if constexpr (S::state_dependent) detail::or_nonfinite(av, metric);
           r += av * dh<Pr::row>(pt, x, g, cache);
-          if constexpr (!cold && S::state_dependent)
+          if constexpr (!cold && !detail::kGammaPartZero<S, true>)
             r += t * lane_gamma<Pr::row, Pr::col, true>(a, x);
         }
       });
@@ -1035,7 +1063,7 @@ class Recipe {
                                                     const Scalar (&sv)[blocks]) noexcept {
     constexpr bool d_part = P == Part::Full || P == Part::Dissipative;
     constexpr bool q_part = P == Part::Full || P == Part::Conservative;
-    Scalar f(0);
+    Scalar f = -Scalar(0);  // from −0: without a term of its own, f + Σ is Σ, with no addition
     if constexpr (!DBlock<C>::is_zero && d_part) {
       f -= Scalar(std::get<C>(pt.d).lane(0)) * std::get<C - 1>(pt.e).gradient1(sv[C]);
     }
@@ -1592,7 +1620,9 @@ class Recipe {
         }
       }
     }
-    Scalar red_total[n_red] = {};
+    // From −0, which the first sum replaces exactly (no addition on the thermostat's chain).
+    Scalar red_total[n_red];
+    for (auto& r : red_total) r = -Scalar(0);
     for (int k = 0; k < n_red; ++k) {
       if constexpr (vector_partials) {
 #if defined(__GNUC__) && defined(__AVX__)

@@ -431,7 +431,9 @@ Lane<typename Z::Scalar, Z::blocks> lane_of(const Z& z, Index i) noexcept {
 ///   } };
 /// Γ: by forward automatic differentiation of fn along one direction (GammaFn = AutoGamma), or
 /// declared zero (ZeroGamma), or supplied per coordinate: gamma.rows(x) = ∂A_ii/∂z_{col,i} and,
-/// for a Q pair, gamma.cols(x) = ∂A_ii/∂z_{row,i}, both plain scalars at the Lane x.
+/// for a Q pair, gamma.cols(x) = ∂A_ii/∂z_{row,i}, both plain scalars at the Lane x; a GammaFn
+/// may declare `static constexpr bool zero_rows = true` (zero_cols) when that part is 0 for
+/// every state, and the fused pass leaves it out.
 /// If fn has `bool valid() const`, the recipe checks it at configuration.
 template <class Fn, class GammaFn = AutoGamma>
 struct Elementwise {
@@ -471,7 +473,9 @@ struct Elementwise {
 /// entry i = fn(x) at the Lane x of coordinate i: SGNHT's r/d. Row i of the big block gets
 /// −fn(x_i) ∂H/∂ξ and the scalar block gets Σ_i fn(x_i) ∂H/∂z_i, a sum the fused engine forms
 /// in its pass. Γ: AutoGamma, ZeroGamma, or gamma.rows(x) = ∂A_i/∂ξ and gamma.cols(x) =
-/// ∂A_i/∂z_{row,i} per coordinate (the engine sums the columns).
+/// ∂A_i/∂z_{row,i} per coordinate (the engine sums the columns). A GammaFn may declare
+/// `static constexpr bool zero_rows = true` (or zero_cols) when that part is 0 for every state:
+/// the fused pass then leaves it out rather than adding t·0.
 template <class Fn, class GammaFn = AutoGamma>
 struct ElementwiseColumn {
   static constexpr bool is_zero = false;

@@ -21,6 +21,7 @@ struct MomentumOverDim {
 /// ∂(r_i/d)/∂r_i = 1/d summed over i = 1 for the thermostat (the engine subtracts it: Γ_ξ = -1).
 template <class Scalar, int Dim>
 struct MomentumOverDimGamma {
+  static constexpr bool zero_rows = true;  ///< rows() is 0 for every state: the pass skips it
   template <class X>
   Scalar rows(const X&) const noexcept {
     return Scalar(0);
