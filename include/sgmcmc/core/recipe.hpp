@@ -1527,8 +1527,10 @@ class Recipe {
                   c.center[k] + (xs.v[b] - c.center[k]) * c.decay[k] + c.sigma[k] * zeta[slot][j];
             }
           } else {
-            Scalar v =
-                xs.v[b] + c.hp[k] * lane_drift<b, s.part>(pt, xs, g, svl, i, temp, mbits, cache);
+            // The noise first, the drift last: z + σζ does not wait on the drift, so where the
+            // drift is on the step's chain of dependences (SGNHT's ξ: the next step waits on the
+            // sum of these values) one fused multiply-add follows it, not two.
+            Scalar v = xs.v[b];
             if constexpr (slot >= 0) {
               if constexpr (presigma_of<PerLane>(s)) {
                 v += sigbuf[slot][j] * zeta[slot][j];
@@ -1538,6 +1540,7 @@ class Recipe {
                 v += c.sigma[k] * zeta[slot][j];
               }
             }
+            v += c.hp[k] * lane_drift<b, s.part>(pt, xs, g, svl, i, temp, mbits, cache);
             x.v[b] = v;
           }
           if constexpr (!T::euler) cache.ok[b] = false;  // the lane's z_b has (or may have) moved
