@@ -145,18 +145,14 @@ struct SgnhtHandGamma {
   }
 };
 
-/// SGNHT's Γ columns with rows() = 1/2 (not SGNHT's: its rows are 0), declared zero_rows or not:
-/// the fused pass must leave out rows declared zero, and add them otherwise.
+/// SGNHT's Γ (SgnhtHandGamma's columns) with rows() = 1/2, declared zero_rows or not: the fused
+/// pass must leave out rows declared zero, and add them otherwise.
 template <class S, int D, bool DeclaredZero>
-struct SgnhtRowsGamma {
+struct SgnhtRowsGamma : SgnhtHandGamma<S, D, 1> {
   static constexpr bool zero_rows = DeclaredZero;
   template <class X>
   S rows(const X&) const noexcept {
     return S(0.5);
-  }
-  template <class X>
-  S cols(const X&) const noexcept {
-    return S(1) / S(D);
   }
 };
 

@@ -199,33 +199,24 @@ struct IsZeroGamma : std::false_type {};
 template <class S>
 struct IsZeroGamma<S, std::enable_if_t<S::zero_gamma>> : std::true_type {};
 
-/// True when an analytic Γ declares its rows (∂A_ii/∂z_{col,i}) or, Transposed, its columns
-/// (∂A_ii/∂z_{row,i}) zero for every state: `static constexpr bool zero_rows = true` (zero_cols)
-/// in the Gamma type. The fused pass then leaves out t·Γ for that part instead of adding t·0,
-/// which it cannot fold (t·0 is NaN for an infinite t), on the step's chain of dependences
-/// (SGNHT's r/d: its rows are zero, its columns 1/d).
-template <class G, bool Transposed, class = void>
-struct GammaPartDeclaredZero : std::false_type {};
-template <class G>
-struct GammaPartDeclaredZero<G, false, std::enable_if_t<G::zero_rows>> : std::true_type {};
-template <class G>
-struct GammaPartDeclaredZero<G, true, std::enable_if_t<G::zero_cols>> : std::true_type {};
+/// True when a structure's analytic Γ declares its rows (∂A_ii/∂z_{col,i}) or, Transposed, its
+/// columns (∂A_ii/∂z_{row,i}) zero for every state: `static constexpr bool zero_rows = true`
+/// (zero_cols) in the Gamma type (AutoGamma and ZeroGamma declare neither).
 template <class S, bool Transposed, class = void>
-struct AnalyticGammaPartZero : std::false_type {};
+struct GammaPartDeclaredZero : std::false_type {};
+template <class S>
+struct GammaPartDeclaredZero<S, false, std::enable_if_t<decltype(S::gamma)::zero_rows>>
+    : std::true_type {};
+template <class S>
+struct GammaPartDeclaredZero<S, true, std::enable_if_t<decltype(S::gamma)::zero_cols>>
+    : std::true_type {};
+/// Whether structure S adds no Γ term to a lane's drift (rows) or, Transposed, to a sum (cols):
+/// constant, ZeroGamma, or that part declared zero. The fused pass then leaves t·Γ out instead
+/// of adding t·0, which it cannot fold (t·0 is NaN for an infinite t), on the step's chain of
+/// dependences (SGNHT's r/d: its rows are zero, its columns 1/d).
 template <class S, bool Transposed>
-struct AnalyticGammaPartZero<S, Transposed, std::enable_if_t<!S::auto_gamma>>
-    : GammaPartDeclaredZero<std::decay_t<decltype(std::declval<const S&>().gamma)>, Transposed> {};
-/// Whether structure S adds no Γ term to a lane's drift (rows) or, Transposed, to a sum (cols).
-template <class S, bool Transposed>
-constexpr bool gamma_part_zero() {
-  if constexpr (!S::state_dependent) {
-    return true;
-  } else {
-    return IsZeroGamma<S>::value || AnalyticGammaPartZero<S, Transposed>::value;
-  }
-}
-template <class S, bool Transposed>
-inline constexpr bool kGammaPartZero = gamma_part_zero<S, Transposed>();
+inline constexpr bool kGammaPartZero =
+    !S::state_dependent || IsZeroGamma<S>::value || GammaPartDeclaredZero<S, Transposed>::value;
 
 template <class S, class = void>
 struct IsColumn : std::false_type {};
@@ -957,14 +948,12 @@ class Recipe {
 
   /// Γ contribution of a lanewise state-dependent structure s placed at (Row, Col) to row Row
   /// (Transposed = false: Σ_k ∂A_ik/∂z_{Col,k} = ∂A_ii/∂z_{Col,i}) or, as −Aᵀ at (Col, Row), to
-  /// row Col (Transposed = true: −∂A_ii/∂z_{Row,i}).
+  /// row Col (Transposed = true: −∂A_ii/∂z_{Row,i}). Callers leave out the parts that are zero
+  /// (detail::kGammaPartZero) rather than add t·0.
   template <int Row, int Col, bool Transposed, class S>
   [[gnu::always_inline]] static Scalar lane_gamma(const S& s, const LaneT& x) noexcept {
-    if constexpr (!S::state_dependent || detail::IsZeroGamma<S>::value) {
-      static_cast<void>(s);
-      static_cast<void>(x);
-      return Scalar(0);
-    } else if constexpr (!S::auto_gamma) {
+    static_assert(!detail::kGammaPartZero<S, Transposed>, "lane_gamma of a zero Γ part");
+    if constexpr (!S::auto_gamma) {
       if constexpr (Transposed) {
         return -Scalar(s.gamma.cols(x));
       } else {
