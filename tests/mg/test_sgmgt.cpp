@@ -329,6 +329,35 @@ TEST_CASE_TEMPLATE("SGMGT family: resampling of §3.5 on the state's step counte
   CHECK(used.extra().steps == 0);
 }
 
+TEST_CASE("SGMGT's counter phase in 32-bit arithmetic equals the 64-bit remainder") {
+  // detail::mod_period_narrow is what a 32-bit target (the Cortex-M4F) computes t mod R with;
+  // compiled and checked here against x % m, on both of its branches (m < 2^16: 16-bit halves;
+  // else bit by bit) and at their edges. Negative control: a wrong remainder is caught.
+  const std::uint32_t periods[] = {1u,       2u,          3u,         4u,     7u,
+                                   50u,      65535u,      65536u,     65537u, 1000003u,
+                                   1u << 30, 2147483646u, 2147483647u};
+  std::uint64_t x = 0x9E3779B97F4A7C15ULL;
+  int checked = 0;
+  for (const std::uint32_t m : periods) {
+    for (int k = 0; k < 200; ++k) {
+      x ^= x << 13;  // xorshift64: values across the whole 64-bit range
+      x ^= x >> 7;
+      x ^= x << 17;
+      for (const std::uint64_t v : {x, x >> 32, x >> 20, std::uint64_t(k), ~std::uint64_t(0) - k,
+                                    std::uint64_t(m) * k, std::uint64_t(m) * k - 1}) {
+        CAPTURE(v);
+        CAPTURE(m);
+        REQUIRE(detail::mod_period_narrow(v, m) == static_cast<std::uint32_t>(v % m));
+        REQUIRE(detail::mod_period(v, m) == static_cast<std::uint32_t>(v % m));
+        ++checked;
+      }
+    }
+  }
+  CHECK(checked == 13 * 200 * 7);
+  static_assert(detail::mod_period_narrow((1ULL << 32) + 3, 4) == 3, "constexpr");
+  CHECK(detail::mod_period_narrow(10, 7) != 10 % 6);  // negative control
+}
+
 TEST_CASE_TEMPLATE("SGMGT family: a momentum draw at its rejection cap is CapReached, z unchanged",
                    C, MG_CASES) {
   // Softness c = 1e-3: the accept step of the exp(−K_c) draw has probability ≈ 2^{−2/c} (a = 1)

@@ -99,6 +99,34 @@ struct MonomialGammaExtra {
 
 namespace detail {
 
+/// x mod m for a period 0 < m < 2^31 (a resampling period is an int) in 32-bit arithmetic: the
+/// high word reduced by one 32-bit division, the low word joined in two halves of 16 bits (two
+/// more) when m < 2^16, else bit by bit (32 shift-and-subtract steps; every remainder stays below
+/// m < 2^31, so 2r + 1 fits). The same value as x % m (test_sgmgt).
+constexpr std::uint32_t mod_period_narrow(std::uint64_t x, std::uint32_t m) noexcept {
+  const auto lo = static_cast<std::uint32_t>(x);
+  std::uint32_t r = static_cast<std::uint32_t>(x >> 32) % m;
+  if (m <= 0xFFFFu) {
+    r = ((r << 16) | (lo >> 16)) % m;
+    return ((r << 16) | (lo & 0xFFFFu)) % m;
+  }
+  for (int b = 31; b >= 0; --b) {
+    r = (r << 1) | ((lo >> b) & 1u);
+    if (r >= m) r -= m;
+  }
+  return r;
+}
+/// x mod m: x % m where the target divides 64-bit words, else mod_period_narrow. On a 32-bit
+/// target x % m is a call to the run-time library's 64-bit division (__aeabi_uldivmod: 0.7 KB of
+/// flash on the Cortex-M4F, for SGMGT's counter alone).
+constexpr std::uint32_t mod_period(std::uint64_t x, std::uint32_t m) noexcept {
+#if UINTPTR_MAX > 0xFFFFFFFFu
+  return static_cast<std::uint32_t>(x % m);
+#else
+  return mod_period_narrow(x, m);
+#endif
+}
+
 /// What SGMGT and SGMGT-D share on top of their recipe: the resampling period (a parameter the
 /// engine does not know), starts, and the exact Gibbs moves of MATH.md §3.5.
 /// The state has two scratch vectors: the gradient and the momentum being redrawn.
@@ -182,7 +210,7 @@ class MonomialGammaSampler : public RecipeSampler<Derived, RecipeT, Params, 2, M
     ++e.steps;
     const std::uint32_t period = resample_period();
     if (period > 0) {
-      const std::uint64_t phase = e.steps % period;
+      const std::uint32_t phase = mod_period(e.steps, period);
       if (phase == 0) {
         Scalar* p = detail::StateAccess::scratch(z, 1);
         if (!kinetic().sample(rng, p, dim)) {
