@@ -49,9 +49,10 @@ void fill_normal_portable(Rng& rng, Vector<Scalar, N>& out) noexcept {
 }
 
 /// Writes n independent N(0, 1) draws to out: the port's own fill when it has one
-/// (fill_normal(Scalar*, std::size_t)), else the portable transform above.
+/// (fill_normal(Scalar*, std::size_t)), else the portable transform above. Forced inline (a
+/// forwarding call): out of line it was a stack frame of its own between the step and the port.
 template <class Scalar, class Rng>
-void fill_normal(Rng& rng, Scalar* out, Index n) noexcept {
+[[gnu::always_inline]] inline void fill_normal(Rng& rng, Scalar* out, Index n) noexcept {
   check_rng<Rng>();
   if constexpr (HasFillNormal<Rng, Scalar>::value) {
     rng.fill_normal(out, static_cast<std::size_t>(n));

@@ -1351,6 +1351,51 @@ class Recipe {
       }
       return false;
     }
+    /// Rows of the noise buffer (at least one).
+    static constexpr int slots() { return noisy_count() > 0 ? noisy_count() : 1; }
+    /// Whether some noisy update takes its σ_i from fill_sigma (presigma_of).
+    template <bool PerLane>
+    static constexpr bool any_presigma() {
+      bool r = false;
+      for (int u = Begin; u < End; ++u) r = r || presigma_of<PerLane>(T::updates[u]);
+      return r;
+    }
+    /// Whether the pass sums over coordinates (updates one-scalar blocks).
+    static constexpr bool reduces() { return reduce_row(End) > 0; }
+    /// Rows of the reduction buffers (at least one).
+    static constexpr int red_rows() { return reduces() ? reduce_row(End) : 1; }
+    /// W partial sums per row, one row per reducing update: 64 bytes' worth. With
+    /// detail::kHalvingSums (x86), or the largest power of two in a smaller chunk, started from a
+    /// one-chunk state's first W contributions and combined by detail::halving_sum: the next step
+    /// waits on this sum, and its chain of additions is then log₂ W + d / W long, not W + d / W.
+    /// Elsewhere a chunk of fewer than 64 bytes sums into partial 0, and the partials combine in
+    /// sequence.
+    static constexpr int partials() {
+      constexpr int wide = 64 / int(sizeof(Scalar));
+      return !reduces()             ? 1
+             : detail::kHalvingSums ? detail::pow2_floor(chunk < wide ? int(chunk) : wide)
+             : chunk >= wide        ? wide
+                                    : 1;
+    }
+  };
+
+  /// A pass's chunk-sized buffers, declared once where the pass begins so that its two coordinate
+  /// loops (run_lanes with and without per-lane σ), inlined into one frame, share them rather than
+  /// GCC reserving each loop's own (Cortex-M4F SGHMC -O2 d = 32: 552 → 440 bytes of stack; SGLD,
+  /// SGNHT and SGMGT-D within 8 bytes). Sized for the per-lane loop, whose σ buffer is a superset
+  /// of the other's.
+  template <class Split, int Begin, int End>
+  struct PassBuffers {
+    using Info = PassInfo<Split, Begin, End>;
+    static constexpr bool presigma = Info::template any_presigma<true>();
+    static constexpr int W = Info::partials();
+    /// The chunk's normals, one row per noisy update.
+    Scalar zbuf[Info::slots()][chunk];
+    /// σ per coordinate (fill_sigma), for noisy updates whose σ varies with i but not with z.
+    Scalar sigbuf[presigma ? Info::slots() : 1][presigma ? chunk : 1];
+    /// Each coordinate's contribution to the sums, per chunk (the coordinate loop stays free of
+    /// sums).
+    Scalar contrib[Info::red_rows()][Info::reduces() ? (chunk + W - 1) / W * W : 1];
   };
 
   /// Per-pass constants, hoisted out of the coordinate loop (the loop then reads only locals and
@@ -1389,10 +1434,11 @@ class Recipe {
         per_lane = per_lane || (noise_on && !uniform_sigma_ok_[u]);
       }
     });
+    PassBuffers<Split, Begin, End> buf;
     if (per_lane) {
-      run_lanes<Split, Begin, End, true, CheckState>(p, sv, noise, c, noise_on, flags);
+      run_lanes<Split, Begin, End, true, CheckState>(p, sv, noise, c, noise_on, buf, flags);
     } else {
-      run_lanes<Split, Begin, End, false, CheckState>(p, sv, noise, c, noise_on, flags);
+      run_lanes<Split, Begin, End, false, CheckState>(p, sv, noise, c, noise_on, buf, flags);
     }
     // One-scalar blocks: their update (terminal in the pass) from the sums, with one normal.
     static_cast<void>(n_noisy);
@@ -1413,51 +1459,32 @@ class Recipe {
 
   template <class Split, int Begin, int End, bool PerLane, bool CheckState, class Noise, class C>
   SGMCMC_ENGINE_INLINE void run_lanes(Ptrs& p, Scalar (&sv)[blocks], Noise& noise, const C& c,
-                                      bool noise_on,
+                                      bool noise_on, PassBuffers<Split, Begin, End>& buf,
                                       detail::PassFlags<Scalar>& flags) const noexcept {
     using T = TraitsOf<Split>;
     using Info = PassInfo<Split, Begin, End>;
     constexpr int n_upd = End - Begin;
     constexpr bool reads_gradient = Info::reads_gradient();
     constexpr int n_noisy = Info::noisy_count();
-    constexpr int n_slots = n_noisy > 0 ? n_noisy : 1;
+    constexpr int n_slots = Info::slots();
 
-    Scalar zbuf[n_slots][chunk];
+    auto& zbuf = buf.zbuf;
+    auto& sigbuf = buf.sigbuf;
     const Scalar* zeta[n_slots];
-    // σ per coordinate, filled per chunk before the coordinate loop (fill_sigma), for the noisy
-    // updates whose σ varies with i but not with the state.
-    constexpr bool any_presigma = [] {
-      bool r = false;
-      for (int u = Begin; u < End; ++u) r = r || presigma_of<PerLane>(T::updates[u]);
-      return r;
-    }();
-    Scalar sigbuf[any_presigma ? n_slots : 1][any_presigma ? chunk : 1];
+    constexpr bool any_presigma = Info::template any_presigma<PerLane>();
     for (int k = 0; k < n_slots; ++k) zeta[k] = zbuf[k];
     if (!noise_on) {
       for (auto& row : zbuf) {
         for (auto& v : row) v = Scalar(0);
       }
     }
-    // Sums for one-scalar blocks, W partial sums each: coordinate j adds to partial j mod W, so the
-    // sum vectorises without reassociation (a fixed, deterministic order; combined at the end).
-    constexpr bool reduces = [] {
-      for (int u = Begin; u < End; ++u) {
-        if (!lane_block(T::updates[u].block)) return true;
-      }
-      return false;
-    }();
-    // W partial sums, one row per reducing update: 64 bytes' worth. With detail::kHalvingSums
-    // (x86), or the largest power of two in a smaller chunk, started from a one-chunk state's
-    // first W contributions and combined by detail::halving_sum: the next step waits on this
-    // sum, and its chain of additions is then log₂ W + d / W long, not W + d / W. Elsewhere a
-    // chunk of fewer than 64 bytes sums into partial 0, and the partials combine in sequence.
-    constexpr int kWide = 64 / int(sizeof(Scalar));
+    // Sums for one-scalar blocks, W partial sums each (PassInfo::partials): coordinate j adds to
+    // partial j mod W, so the sum vectorises without reassociation (a fixed, deterministic order;
+    // combined at the end).
+    constexpr bool reduces = Info::reduces();
     constexpr bool tree = detail::kHalvingSums;
-    constexpr int W = !reduces         ? 1
-                      : tree           ? detail::pow2_floor(chunk < kWide ? int(chunk) : kWide)
-                      : chunk >= kWide ? kWide
-                                       : 1;
-    constexpr int n_red = Info::reduce_row(End) > 0 ? Info::reduce_row(End) : 1;
+    constexpr int W = Info::partials();
+    constexpr int n_red = Info::red_rows();
     // With the tree in a build with AVX (native), the partials are one generic vector per row
     // (detail::PartialsVector): GCC kept a float[W] row as W scalars, adding and combining them
     // one at a time. The same values as the scalar row (the same additions in the same order);
@@ -1471,8 +1498,7 @@ class Recipe {
     using RedRow = Scalar[W];
 #endif
     RedRow red[n_red] = {};
-    // Each coordinate's contribution, per chunk (the coordinate loop stays free of sums).
-    Scalar contrib[reduces ? n_red : 1][reduces ? (chunk + W - 1) / W * W : 1];
+    auto& contrib = buf.contrib;
     detail::BitsOf<Scalar> gbits = 0;
     detail::BitsOf<Scalar> mbits = 0;
     detail::BitsOf<Scalar> sbits = 0;

@@ -61,11 +61,13 @@ class Rng {
   /// the last pair when n is odd: no draw is cached between calls, so a call's cost depends only
   /// on n, and its values on the generator state and n. Same seed, same values: bit-identical
   /// at -O2 and -Os on the M4F and in an x86-64 build that contracts to FMA (tests/normal.cpp);
-  /// without FMA contraction a few last bits differ.
+  /// without FMA contraction a few last bits differ. Forced inline (with its pair), so that a
+  /// sampler's step is one stack frame (docs/PERFORMANCE.md, "Cortex-M4F"): each call site holds
+  /// its own copy of the transform (about 0.5 KB of code at -O2).
   template <
       class Scalar,
       std::enable_if_t<std::is_same_v<Scalar, float> || std::is_same_v<Scalar, double>, int> = 0>
-  void fill_normal(Scalar* out, std::size_t n) noexcept {
+  [[gnu::always_inline]] void fill_normal(Scalar* out, std::size_t n) noexcept {
     std::size_t i = 0;
     for (; i + 1 < n; i += 2) pair(out[i], out[i + 1]);
     if (i < n) {
@@ -109,7 +111,7 @@ class Rng {
 
  private:
   /// One Box-Muller pair: float from one word, double from two.
-  void pair(float& z0, float& z1) noexcept {
+  [[gnu::always_inline]] void pair(float& z0, float& z1) noexcept {
     const std::uint64_t w = (*this)();
     detail::normal_pair(static_cast<std::uint32_t>(w), static_cast<std::uint32_t>(w >> 32), z0, z1);
   }
