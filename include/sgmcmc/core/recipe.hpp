@@ -86,6 +86,15 @@ constexpr int pow2_floor(int n) noexcept {
   while (2 * p <= n) p *= 2;
   return p;
 }
+/// Partial sums for a sum over n coordinates in a fixed order (coordinate j adds to partial
+/// j mod W): 64 bytes' worth of Scalar, or one when n is narrower than that, where a loop over
+/// whole groups of W would put every coordinate in partial 0 anyway (the fused pass's sums
+/// outside x86, NUTS's U-turn tests).
+template <class Scalar>
+constexpr int wide_partials(int n) noexcept {
+  constexpr int wide = 64 / int(sizeof(Scalar));
+  return n >= wide ? wide : 1;
+}
 /// Whether the fused pass combines a one-scalar block's partial sums by halving_sum: on x86, in
 /// every build (baseline only, dispatched, native) alike, since they must give the same chains
 /// (test_dispatch). Elsewhere in sequence: on the Cortex-M4F, in order, the written-out tree only
@@ -1374,8 +1383,7 @@ class Recipe {
       constexpr int wide = 64 / int(sizeof(Scalar));
       return !reduces()             ? 1
              : detail::kHalvingSums ? detail::pow2_floor(chunk < wide ? int(chunk) : wide)
-             : chunk >= wide        ? wide
-                                    : 1;
+                                    : detail::wide_partials<Scalar>(chunk);
     }
   };
 

@@ -15,19 +15,6 @@ namespace sgmcmc {
 
 namespace detail {
 
-/// Partial sums per dot product in the U-turn tests: 64 bytes' worth, or one when the state is
-/// narrower than that. There the loops put every coordinate in partial 0 anyway (no whole group
-/// of W), so the sums and the tests are the same (the other partials held zeros, and 0 + x = x up
-/// to the sign of a zero, which `> 0` does not see), without 6 (W − 1) additions of zeros per test
-/// and 6 W accumulators on the stack: Cortex-M4F NUTS -O2 (scripts/size-table) d = 2 6 160 →
-/// 3 139 instructions per transition and 784 → 416 bytes of stack, d = 8 11 757 → 7 944 and
-/// 808 → 440.
-template <class Scalar, int Dim>
-constexpr int partials_for_dim() {
-  constexpr int wide = 64 / int(sizeof(Scalar));
-  return Dim >= wide ? wide : 1;
-}
-
 /// The six dot products of one U-turn test of a span made of two halves, in one pass:
 ///   a·(s − p), c·(s − p)          the whole span (ends a, c; momentum sum s − p)
 ///   a·(m − p + e), e·(m − p + e)  the left half with the right half's first momentum e
@@ -41,7 +28,12 @@ constexpr int partials_for_dim() {
 template <class Scalar, int Dim>
 bool no_u_turn_halves(const Scalar* a, const Scalar* c, const Scalar* s, const Scalar* p,
                       const Scalar* m, const Scalar* e, const Scalar* f) noexcept {
-  constexpr int W = partials_for_dim<Scalar, Dim>();
+  // detail::wide_partials: a state narrower than 64 bytes keeps one partial per product, the same
+  // sums and tests (the other partials held zeros, and 0 + x = x up to the sign of a zero, which
+  // `> 0` does not see) without 6 (W − 1) additions of zeros per test and 6 W accumulators on the
+  // stack: Cortex-M4F NUTS -O2 (scripts/size-table) d = 2 6 160 → 3 139 instructions per
+  // transition and 784 → 416 bytes of stack, d = 8 11 757 → 7 944 and 808 → 440.
+  constexpr int W = wide_partials<Scalar>(Dim);
   Scalar acc[6][W] = {};
   constexpr Index body = Dim / W * W;  // whole groups of W; the tail (if any) to partial 0
   for (Index i = 0; i < body; i += W) {
@@ -88,7 +80,7 @@ bool no_u_turn_halves(const Scalar* a, const Scalar* c, const Scalar* s, const S
 template <class Scalar, int Dim>
 bool no_u_turn_merge(const Scalar* a, const Scalar* c, const Scalar* r, const Scalar* s,
                      const Scalar* e, const Scalar* f) noexcept {
-  constexpr int W = partials_for_dim<Scalar, Dim>();
+  constexpr int W = wide_partials<Scalar>(Dim);  // as in no_u_turn_halves
   Scalar acc[6][W] = {};
   auto add = [&](Index k, int l) noexcept {
     const Scalar whole = r[k] + s[k];
