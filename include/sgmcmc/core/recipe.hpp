@@ -1735,12 +1735,14 @@ class Recipe {
     } else {
       zeta.setZero();
     }
-    const BlockStateType cur = snapshot(z);
-    BlockStateType next = cur;
+    // A splitting updates its one copy in place; explicit Euler reads the current values (cur)
+    // while it writes the next.
+    BlockStateType next = snapshot(z);
     PositionVector g;
     const ModelContext<Model, Scalar, dim> ctx{model, g};
     Status st;
     if constexpr (ITraits::euler) {
+      const BlockStateType cur = next;
       if (!gradient_at(model, cur.position(), g)) return StatusCode::NonFiniteGradient;
       detail::static_for<blocks>([&](auto b) {
         if (st) st = update_block<b>(cur, g, zeta, ctx, next);
