@@ -276,6 +276,68 @@ TEST_CASE_TEMPLATE("a divergent trajectory is a rejection that keeps θ and the 
   CHECK_FALSE(z.extra().divergent);
 }
 
+/// U = θᵀθ/2 whose gradient is `bad` in its last coordinate once θ_0 > 1 (a model failing inside
+/// a trajectory, not at its start).
+template <class Scalar, int Dim>
+struct BadGradientPastOne {
+  Scalar bad;
+  template <class Theta, class Grad>
+  void gradient(const Theta& th, Grad& g) const {
+    g = th;
+    if (th[0] > Scalar(1)) g[Dim - 1] = bad;
+  }
+  template <class Theta>
+  Scalar potential(const Theta& th) const {
+    return th.squaredNorm() / Scalar(2);
+  }
+};
+
+TEST_CASE_TEMPLATE(
+    "a non-finite gradient inside the trajectory is a divergence; leapfrog() names it", C,
+    HMC_CASES) {
+  // HMC's transition checks once, at the end of the trajectory (PassChecks::None): a NaN or ±inf
+  // gradient must make the end non-finite and the transition a rejection that keeps θ, with the
+  // Metropolis test (whose energy error would be NaN too) and without it (where only that check
+  // stands between the bad values and the chain). The public leapfrog() checks every gradient
+  // and returns NonFiniteGradient. Control: a momentum that keeps θ_0 below 1 never meets the bad
+  // gradient and is accepted.
+  using Scalar = typename C::S;
+  constexpr int Dim = C::dim;
+  using S = HMC<Scalar, Dim>;
+  using L = std::numeric_limits<Scalar>;
+  static Scalar zeta[Dim];
+  for (bool metropolis : {true, false}) {
+    for (Scalar bad : {L::quiet_NaN(), L::infinity(), -L::infinity()}) {
+      typename S::Params p;
+      p.step_size = Scalar(0.05);
+      p.steps = 10;
+      p.metropolis = metropolis;
+      const S s(p);
+      const BadGradientPastOne<Scalar, Dim> model{bad};
+      static typename S::State z;
+      REQUIRE(s.start(z, Vector<Scalar, Dim>::Constant(Scalar(0.5))));
+      const Vector<Scalar, Dim> theta = z.position();
+      for (int i = 0; i < Dim; ++i) zeta[i] = Scalar(0.1);
+      zeta[0] = Scalar(20);  // θ_0 passes 1 within the first few leapfrog steps
+      REQUIRE(s.step_with_noise(z, model, zeta, Scalar(0.5)));
+      CHECK(z.extra().divergent);
+      CHECK_FALSE(z.extra().accepted);
+      CHECK(same_values(z.position(), theta));
+      CHECK(z.all_finite());
+      static typename S::State w;
+      REQUIRE(s.start(w, Vector<Scalar, Dim>::Constant(Scalar(0.5))));
+      for (int i = 0; i < Dim; ++i) w.momentum()[i] = zeta[i];
+      const Vector<Scalar, Dim> w_theta = w.position();
+      CHECK(s.leapfrog(w, model) == StatusCode::NonFiniteGradient);
+      CHECK(same_values(w.position(), w_theta));
+      zeta[0] = Scalar(0.1);
+      REQUIRE(s.step_with_noise(z, model, zeta, Scalar(0.5)));
+      CHECK_FALSE(z.extra().divergent);
+      CHECK(z.extra().accepted);
+    }
+  }
+}
+
 TEST_CASE_TEMPLATE(
     "detail::leapfrog is the engine's leapfrog step (Recipe::integrate_in_place), bit for bit", C,
     HMC_CASES) {

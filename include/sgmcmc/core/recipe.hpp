@@ -310,6 +310,14 @@ struct PassFlags {
   }
 };
 
+/// What a pass checks for finiteness as it goes: every gradient it reads and value it writes (a
+/// step); the gradients only (a trajectory, whose written values one check at its end sees); or
+/// nothing (a trajectory whose caller asks only whether it stayed finite). A non-finite gradient
+/// makes every value it updates non-finite (a finite nonzero multiple of ±inf is ±inf, and 0 × inf
+/// and every operation on a NaN are NaN), and a non-finite value stays so under every later
+/// update, so the check at the end sees every failure; it cannot tell which value failed first.
+enum class PassChecks { All, Gradient, None };
+
 /// V̂'s diagonal: a scalar (isotropic), inline values (small d) or caller-owned values (any d).
 template <class Scalar, int N>
 class GradientNoise {
@@ -677,8 +685,10 @@ class Recipe {
   /// chaining them so that each needs one gradient: on entry scratch 0 must hold ∇Ũ at z's
   /// position (gradient_fresh), and on success it holds ∇Ũ at the end point. The current copy is
   /// not switched: the caller accepts with detail::StateAccess::flip. Needs a fused recipe with
-  /// no diffusive update at T = 0 (HMC's D = 0). Returns the first failure (state unchanged).
-  template <class St, class Model>
+  /// no diffusive update at T = 0 (HMC's D = 0). Returns the first failure (state unchanged);
+  /// with Checks = PassChecks::None any failure as NonFiniteState, for a caller that needs only
+  /// whether the trajectory stayed finite (HMC's transition: one check per trajectory).
+  template <detail::PassChecks Checks = detail::PassChecks::Gradient, class St, class Model>
   Status integrate(St& z, const Model& model, int steps,
                    Scalar direction = Scalar(1)) const noexcept {
     check_state<St>();
@@ -694,7 +704,12 @@ class Recipe {
     // last update that needs it, and nothing moves the position after that for leapfrog-like
     // splittings), so every step starts fresh.
     const Scalar h = direction < Scalar(0) ? -h_ : h_;
-    run_chained(p, sv, model, none, h, steps, flags);
+    if constexpr (kHoistParts) {
+      const Parts pt = parts();
+      run_chained<Checks>(p, sv, model, none, h, steps, pt, flags);
+    } else {
+      run_chained<Checks>(p, sv, model, none, h, steps, OwnParts{}, flags);
+    }
     store_scalars(p, sv, flags);
     return flags.status();
   }
@@ -704,9 +719,9 @@ class Recipe {
   /// point on return), in the direction of the sign of `direction`: a trajectory grown a step at
   /// a time, as NUTS grows its own (on x86 NUTS computes the step by detail::leapfrog instead,
   /// in a portable build up to kLocalTrajectoryBytes per block; test_hmc checks the two against
-  /// each other bit for bit). Returns the first non-finite value's status (the
-  /// values are then not usable).
-  template <class Model>
+  /// each other bit for bit). Returns the first non-finite value's status (the values are then
+  /// not usable); with Checks = PassChecks::None any failure as NonFiniteState (NUTS's leaves).
+  template <detail::PassChecks Checks = detail::PassChecks::Gradient, class Model>
   Status integrate_in_place(Scalar* const (&block_ptrs)[blocks], Scalar* grad, const Model& model,
                             int steps, Scalar direction) const noexcept {
     static_assert(fused, "integrate_in_place() needs a fused (lanewise) recipe");
@@ -722,7 +737,7 @@ class Recipe {
     Scalar sv[blocks];
     load_scalars(p, sv);
     const Scalar h = direction < Scalar(0) ? -h_ : h_;
-    run_chained(p, sv, model, none, h, steps, flags);
+    run_chained<Checks>(p, sv, model, none, h, steps, OwnParts{}, flags);
     store_scalars(p, sv, flags);
     return flags.status();
   }
@@ -836,7 +851,7 @@ class Recipe {
       detail::PassFlags<Scalar> flags;
       Scalar sv[blocks];
       load_scalars(p, sv);
-      run_splitting<Integrator_, false>(p, sv, model, noise, h_, flags);
+      run_splitting<Integrator_, false>(p, sv, model, noise, h_, OwnParts{}, flags);
       store_scalars(p, sv, flags);
       if (Status s = flags.status(); !s) return s;
       detail::StateAccess::flip(z);
@@ -867,6 +882,22 @@ class Recipe {
   static constexpr bool small_parts = sizeof(DTuple) + sizeof(QTuple) + sizeof(ETuple) <= 512;
   using Parts = std::conditional_t<small_parts, PartsCopy, PartsRef>;
   Parts parts() const noexcept { return Parts{d_.blocks, q_.pairs, energy_.terms}; }
+  /// Where a pass takes its parts from: OwnParts, a copy of parts() of its own (a step's one pass
+  /// or few); or, by reference, a copy its caller made once (integrate(): a trajectory's passes).
+  /// The coordinate loop stores through pointers that could alias the recipe, so from the recipe
+  /// every pass reloads the parts and recomputes what depends on them (HMC: 1/m, a division per
+  /// leapfrog step); from one local copy the compiler sees them unchanged across passes. The same
+  /// values either way. Not at -Os (kHoistParts): there GCC left a trajectory's passes out of line
+  /// in a unit with many samplers, and through the reference they reloaded the parts per
+  /// coordinate (Cortex-M4F HMC d = 8 4 549 → 9 151 instructions per step; docs/PERFORMANCE.md).
+  struct OwnParts {};
+  Parts pass_parts(OwnParts) const noexcept { return parts(); }
+  static const Parts& pass_parts(const Parts& pt) noexcept { return pt; }
+#if defined(__OPTIMIZE_SIZE__)
+  static constexpr bool kHoistParts = false;
+#else
+  static constexpr bool kHoistParts = true;
+#endif
 
   /// ∂H/∂z_{B,i} of the lane blocks B > 0 whose energy term says its gradient1 is costly
   /// (costly_gradient1), each computed once per value of z_{B,i}: the updates of one coordinate
@@ -1244,9 +1275,10 @@ class Recipe {
 
   /// Runs a splitting's passes (explicit Euler: one simultaneous pass). FreshStart: scratch 0
   /// already holds ∇Ũ at the current position. h: the (signed) step.
-  template <class Split, bool FreshStart, bool CheckState = true, class Model, class Noise>
+  template <class Split, bool FreshStart, detail::PassChecks Checks = detail::PassChecks::All,
+            class Model, class Noise, class PartsArg>
   SGMCMC_ENGINE_INLINE void run_splitting(Ptrs& p, Scalar (&sv)[blocks], const Model& model,
-                                          Noise& noise, Scalar h,
+                                          Noise& noise, Scalar h, const PartsArg& pt,
                                           detail::PassFlags<Scalar>& flags) const noexcept {
     using P = PlanOf<Split, FreshStart>;
     detail::static_for<P::value.groups>([&](auto gi) SGMCMC_ENGINE_INLINE_LAMBDA {
@@ -1254,7 +1286,7 @@ class Recipe {
       if constexpr (P::value.gradient_before[g]) {
         detail::call_gradient<Scalar, dim>(model, p.cur[Position], p.grad);
       }
-      run_pass<Split, P::value.begin[g], P::value.end[g], CheckState>(p, sv, noise, h, flags);
+      run_pass<Split, P::value.begin[g], P::value.end[g], Checks>(p, sv, noise, h, pt, flags);
     });
   }
 
@@ -1280,25 +1312,28 @@ class Recipe {
   /// step k + 1) as one pass list, then the last tail. Same updates, same order, as stepping
   /// `steps` times; one pass fewer per step.
   ///
-  /// The passes check every gradient they read but not the values they write: a non-finite value
-  /// stays non-finite under every later update (each adds a finite multiple of something to the
-  /// value itself), so one reduction over the blocks written, at the end, sees it (NonFiniteState).
-  template <class Model, class Noise>
+  /// The passes check every gradient they read (Checks = Gradient) or nothing (None), never the
+  /// values they write: a non-finite value stays non-finite under every later update (each adds a
+  /// finite multiple of something to the value itself), so one reduction over the blocks written,
+  /// at the end, sees it (NonFiniteState), and sees a non-finite gradient too (PassChecks).
+  /// pt: the parts every pass reads (a local copy, for HMC's L steps), or OwnParts (NUTS's one
+  /// step at a time, where the copy gains nothing and moved GCC's inlining of NUTS's tree).
+  template <detail::PassChecks Checks, class Model, class Noise, class PartsArg>
   void run_chained(Ptrs& p, Scalar (&sv)[blocks], const Model& model, Noise& noise, Scalar h,
-                   int steps, detail::PassFlags<Scalar>& flags) const noexcept {
+                   int steps, const PartsArg& pt, detail::PassFlags<Scalar>& flags) const noexcept {
     constexpr int b = chain_split();
     if constexpr (b == 0) {
       for (int s = 0; s < steps; ++s) {
-        run_splitting<Integrator_, true, false>(p, sv, model, noise, h, flags);
+        run_splitting<Integrator_, true, Checks>(p, sv, model, noise, h, pt, flags);
       }
     } else {
       using Head = typename detail::Slice<Integrator_, 0, b>::type;
       using Tail = typename detail::Slice<Integrator_, b, ITraits::count>::type;
       using Middle = typename detail::Concat<Tail, Head>::type;
-      run_splitting<Head, true, false>(p, sv, model, noise, h, flags);
+      run_splitting<Head, true, Checks>(p, sv, model, noise, h, pt, flags);
       for (int s = 1; s < steps; ++s)
-        run_splitting<Middle, false, false>(p, sv, model, noise, h, flags);
-      run_splitting<Tail, false, false>(p, sv, model, noise, h, flags);
+        run_splitting<Middle, false, Checks>(p, sv, model, noise, h, pt, flags);
+      run_splitting<Tail, false, Checks>(p, sv, model, noise, h, pt, flags);
     }
     detail::static_for<blocks>([&](auto blk) SGMCMC_ENGINE_INLINE_LAMBDA {
       if constexpr (lane_block(blk) && integrator_writes(blk)) {
@@ -1419,8 +1454,9 @@ class Recipe {
   };
 
   /// One pass over the coordinates applying updates [Begin, End) of Split.
-  template <class Split, int Begin, int End, bool CheckState, class Noise>
+  template <class Split, int Begin, int End, detail::PassChecks Checks, class Noise, class PartsArg>
   SGMCMC_ENGINE_INLINE void run_pass(Ptrs& p, Scalar (&sv)[blocks], Noise& noise, Scalar h,
+                                     const PartsArg& pt,
                                      detail::PassFlags<Scalar>& flags) const noexcept {
     using T = TraitsOf<Split>;
     using Info = PassInfo<Split, Begin, End>;
@@ -1444,9 +1480,9 @@ class Recipe {
     });
     PassBuffers<Split, Begin, End> buf;
     if (per_lane) {
-      run_lanes<Split, Begin, End, true, CheckState>(p, sv, noise, c, noise_on, buf, flags);
+      run_lanes<Split, Begin, End, true, Checks>(p, sv, noise, c, noise_on, buf, pt, flags);
     } else {
-      run_lanes<Split, Begin, End, false, CheckState>(p, sv, noise, c, noise_on, buf, flags);
+      run_lanes<Split, Begin, End, false, Checks>(p, sv, noise, c, noise_on, buf, pt, flags);
     }
     // One-scalar blocks: their update (terminal in the pass) from the sums, with one normal.
     static_cast<void>(n_noisy);
@@ -1465,9 +1501,11 @@ class Recipe {
     return r && noisy(s) && s.part != Part::ExactOU;
   }
 
-  template <class Split, int Begin, int End, bool PerLane, bool CheckState, class Noise, class C>
+  template <class Split, int Begin, int End, bool PerLane, detail::PassChecks Checks, class Noise,
+            class C, class PartsArg>
   SGMCMC_ENGINE_INLINE void run_lanes(Ptrs& p, Scalar (&sv)[blocks], Noise& noise, const C& c,
                                       bool noise_on, PassBuffers<Split, Begin, End>& buf,
+                                      const PartsArg& hoisted,
                                       detail::PassFlags<Scalar>& flags) const noexcept {
     using T = TraitsOf<Split>;
     using Info = PassInfo<Split, Begin, End>;
@@ -1512,7 +1550,7 @@ class Recipe {
     detail::BitsOf<Scalar> sbits = 0;
     bool not_psd = false;
     const Scalar* const grad = p.grad;
-    const Parts pt = parts();
+    decltype(auto) pt = pass_parts(hoisted);
 
     // Local copies of the temperature and the one-scalar blocks, which the coordinate loop reads
     // and never writes: the loop stores through pointers that could alias the caller's objects,
@@ -1534,7 +1572,7 @@ class Recipe {
       Scalar g(0);
       if constexpr (reads_gradient) {
         g = grad[i];
-        detail::or_nonfinite(g, gbits);
+        if constexpr (Checks != detail::PassChecks::None) detail::or_nonfinite(g, gbits);
       }
       detail::static_for<n_upd>([&](auto k) SGMCMC_ENGINE_INLINE_LAMBDA {
         constexpr int u = Begin + k;
@@ -1575,7 +1613,7 @@ class Recipe {
       detail::static_for<blocks>([&](auto b) SGMCMC_ENGINE_INLINE_LAMBDA {
         if constexpr (lane_block(b) && Info::writes(b)) {
           p.next[b][i] = x.v[b];
-          if constexpr (CheckState) detail::or_nonfinite(x.v[b], sbits);
+          if constexpr (Checks == detail::PassChecks::All) detail::or_nonfinite(x.v[b], sbits);
         }
       });
     };

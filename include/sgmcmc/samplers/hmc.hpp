@@ -246,7 +246,8 @@ class HMC : public SamplerBase<
       if constexpr (kKeep) {
         if (!reused) keep_gradient(z, front, z.position().data(), g);
       }
-      const bool divergent = !recipe_.integrate(z, model, params_.steps);
+      const bool divergent =
+          !recipe_.template integrate<detail::PassChecks::None>(z, model, params_.steps);
       const int back = 1 - front;
       // The engine leaves ∇U at the end point in g (a divergent end is never current).
       if constexpr (kKeep) {

@@ -346,7 +346,10 @@ class NUTS
       if (!detail::all_finite_packets(q, r)) return false;
     } else {
       Scalar* const blocks[2] = {p.theta, p.r};
-      if (!recipe_.integrate_in_place(blocks, p.g, model, 1, direction)) return false;
+      if (!recipe_.template integrate_in_place<detail::PassChecks::None>(blocks, p.g, model, 1,
+                                                                         direction)) {
+        return false;
+      }
     }
     p.u = detail::call_potential<Scalar, Dim>(model, p.theta);
     return std::isfinite(p.u);
