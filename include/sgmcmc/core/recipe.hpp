@@ -1316,8 +1316,8 @@ class Recipe {
   /// values they write: a non-finite value stays non-finite under every later update (each adds a
   /// finite multiple of something to the value itself), so one reduction over the blocks written,
   /// at the end, sees it (NonFiniteState), and sees a non-finite gradient too (PassChecks).
-  /// pt: the parts every pass reads (a local copy, for HMC's L steps), or OwnParts (NUTS's one
-  /// step at a time, where the copy gains nothing and moved GCC's inlining of NUTS's tree).
+  /// pt: the parts every pass reads (integrate(): one local copy for all L steps), or OwnParts
+  /// (integrate_in_place(): NUTS's one step at a time, two passes, where a copy saves little).
   template <detail::PassChecks Checks, class Model, class Noise, class PartsArg>
   void run_chained(Ptrs& p, Scalar (&sv)[blocks], const Model& model, Noise& noise, Scalar h,
                    int steps, const PartsArg& pt, detail::PassFlags<Scalar>& flags) const noexcept {
