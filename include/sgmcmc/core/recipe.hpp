@@ -488,6 +488,17 @@ class Recipe {
   static constexpr bool fused = structures_lanewise();
 
  private:
+  /// Whether configure can accept a V̂ correction at all: not for a cold recipe, not where B̂
+  /// would couple two diffusive blocks (both with a non-zero P: not implemented), and not in a
+  /// splitting other than whole-step sweeps (no B̂ correction there).
+  static constexpr bool correction_possible() {
+    int carriers = 0;
+    detail::static_for<blocks>([&](auto b) {
+      if (diffusive<b>() && !PInfo<b>::Structure::is_zero) ++carriers;
+    });
+    return !cold && carriers <= 1 && sweep_like();
+  }
+
   static constexpr bool sweep_like() {
     if (ITraits::euler) return true;
     for (int u = 0; u < ITraits::count; ++u) {
@@ -1397,6 +1408,30 @@ class Recipe {
     }
     /// Rows of the noise buffer (at least one).
     static constexpr int slots() { return noisy_count() > 0 ? noisy_count() : 1; }
+    /// Whether some noisy update of a position-sized block in this pass has a σ that can be
+    /// uniform (Uniform) or one that cannot (!Uniform).
+    template <bool Uniform>
+    static constexpr bool any_noisy_lane() {
+      bool r = false;
+      detail::static_for<blocks>([&](auto b) {
+        if constexpr (lane_block(b) && sigma_can_be_uniform<b>() == Uniform) {
+          for (int u = Begin; u < End; ++u) {
+            if (T::updates[u].block == b && noisy(T::updates[u])) r = true;
+          }
+        }
+      });
+      return r;
+    }
+    /// Whether run_lanes<PerLane = true> can be chosen and differ from run_lanes<false>. They
+    /// differ only for noisy updates whose σ can be uniform; after a successful configure such a
+    /// σ is not uniform only under a V̂ correction, which configure refuses unless
+    /// correction_possible(). per_lane is also true when the pass has a noisy update whose σ
+    /// cannot be uniform (the uniform one then takes the per-lane σ, as it always did).
+    /// Otherwise only the loop without per-lane σ is compiled: SGMGT-D, whose V̂ is Unsupported,
+    /// compiled every pass twice (Cortex-M4F -O2 d = 2: 1.6 KB of flash, 216 bytes of stack).
+    static constexpr bool per_lane_reachable() {
+      return any_noisy_lane<true>() && (correction_possible() || any_noisy_lane<false>());
+    }
     /// Whether some noisy update takes its σ_i from fill_sigma (presigma_of).
     template <bool PerLane>
     static constexpr bool any_presigma() {
@@ -1425,12 +1460,12 @@ class Recipe {
   /// A pass's chunk-sized buffers, declared once where the pass begins so that its two coordinate
   /// loops (run_lanes with and without per-lane σ), inlined into one frame, share them rather than
   /// GCC reserving each loop's own (Cortex-M4F SGHMC -O2 d = 32: 552 → 440 bytes of stack; SGLD,
-  /// SGNHT and SGMGT-D within 8 bytes). Sized for the per-lane loop, whose σ buffer is a superset
-  /// of the other's.
+  /// SGNHT and SGMGT-D within 8 bytes). Sized for the per-lane loop where it can run
+  /// (PassInfo::per_lane_reachable), whose σ buffer is a superset of the other's.
   template <class Split, int Begin, int End>
   struct PassBuffers {
     using Info = PassInfo<Split, Begin, End>;
-    static constexpr bool presigma = Info::template any_presigma<true>();
+    static constexpr bool presigma = Info::template any_presigma<Info::per_lane_reachable()>();
     static constexpr int W = Info::partials();
     /// The chunk's normals, one row per noisy update.
     Scalar zbuf[Info::slots()][chunk];
@@ -1479,8 +1514,9 @@ class Recipe {
       }
     });
     PassBuffers<Split, Begin, End> buf;
-    if (per_lane) {
-      run_lanes<Split, Begin, End, true, Checks>(p, sv, noise, c, noise_on, buf, pt, flags);
+    constexpr bool reachable = Info::per_lane_reachable();
+    if (reachable && per_lane) {
+      run_lanes<Split, Begin, End, reachable, Checks>(p, sv, noise, c, noise_on, buf, pt, flags);
     } else {
       run_lanes<Split, Begin, End, false, Checks>(p, sv, noise, c, noise_on, buf, pt, flags);
     }
@@ -2125,6 +2161,8 @@ class Recipe {
     if (correcting) {
       // B̂ couples two diffusive blocks when both have a non-zero P: not implemented. Splittings
       // other than whole-step sweeps have no B̂ correction.
+      // The test of correction_possible(), written out: calling it made GCC inline
+      // configure_fused differently, 28 bytes more for SGHMC on the Cortex-M4F.
       int carriers = 0;
       detail::static_for<blocks>([&](auto b) {
         if (diffusive<b>() && !PInfo<b>::Structure::is_zero) ++carriers;
