@@ -2158,17 +2158,7 @@ class Recipe {
       return status_ = StatusCode::InvalidParameter;
     }
     const bool correcting = !vhat_.zero() && !cold && temperature() > Scalar(0);
-    if (correcting) {
-      // B̂ couples two diffusive blocks when both have a non-zero P: not implemented. Splittings
-      // other than whole-step sweeps have no B̂ correction.
-      // The test of correction_possible(), written out: calling it made GCC inline
-      // configure_fused differently, 28 bytes more for SGHMC on the Cortex-M4F.
-      int carriers = 0;
-      detail::static_for<blocks>([&](auto b) {
-        if (diffusive<b>() && !PInfo<b>::Structure::is_zero) ++carriers;
-      });
-      if (carriers > 1 || !sweep_like()) return status_ = StatusCode::Unsupported;
-    }
+    if (correcting && !correction_possible()) return status_ = StatusCode::Unsupported;
     if constexpr (fused) {
       if (Status s = configure_fused(); !s) return status_ = s;
     } else {
